@@ -1,0 +1,225 @@
+"""The command line: `discover`, `call` and `handle` (JSON in, JSON out); exit 0, 1 or 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from toolcaller.caller import ToolCaller
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+MAX_PENDING_CHARS = 10_000_000  # a request that never closes is cut here
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--registry", metavar="FILE",
+                        help="registry file (default: the embedded demo registry)")
+    common.add_argument("--plugins", action="store_true",
+                        help="also load tools from installed plugins (toolcaller.tools)")
+    common.add_argument("--indent", type=int, default=None, metavar="N",
+                        help="indent the JSON output by N spaces")
+    parser = argparse.ArgumentParser(
+        prog="toolcaller", parents=[common],
+        description="Discover tools and call them: JSON in, JSON envelopes out.",
+        epilog="Exit status: 0 success, 1 a call failed, 2 bad usage.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    discover = sub.add_parser("discover", parents=[common], help="list tools (runs none)")
+    discover.add_argument("filter", nargs="?", help="filter (same as --filter)")
+    discover.add_argument("--filter", dest="filter_opt", metavar="TEXT",
+                          help="words, tag:NAME, name:GLOB, -EXCLUDED")
+    discover.add_argument("--names", action="store_true", help="print names only, one a line")
+    call = sub.add_parser("call", parents=[common], help="call one tool")
+    call.add_argument("tool", help="tool name, e.g. math.add")
+    call.add_argument("--params", default="{}", metavar="JSON",
+                      help="params as JSON, @FILE to read a file, or - for stdin")
+    for flag, kind in (("--timeout", float), ("--retries", int), ("--retry-delay", float),
+                       ("--deadline", float), ("--backoff", float), ("--jitter", float)):
+        call.add_argument(flag, type=kind, default=None)
+    call.add_argument("--format", choices=["json", "raw"], default=None)
+    call.add_argument("--isolation", choices=["thread", "process"], default=None)
+    sub.add_parser("handle", parents=[common],
+                   help="answer requests read on stdin (one JSON value, or JSON Lines)")
+    sub.add_parser("registry-schema", parents=[common],
+                   help="print the JSON Schema of registry files")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "registry-schema":
+            from toolcaller.sources.registry_file import registry_schema
+
+            _write(sys.stdout, registry_schema(), 2)
+            return EXIT_OK
+        caller = _caller(args)
+    except _UsageError as exc:
+        print(f"toolcaller: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if args.command == "discover":
+            return _discover(caller, args)
+        if args.command == "call":
+            return _call(caller, args)
+        return _handle(caller, sys.stdin, sys.stdout, args.indent)
+    except _UsageError as exc:
+        print(f"toolcaller: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        caller.close()
+
+
+def _caller(args: argparse.Namespace) -> ToolCaller:
+    from toolcaller.caller import ToolCaller
+    from toolcaller.errors import UsageError
+
+    try:
+        caller = ToolCaller.from_file(args.registry) if args.registry else ToolCaller()
+    except UsageError as exc:
+        raise _UsageError(str(exc)) from None
+    if args.plugins:
+        from toolcaller.sources.plugins import plugin_tools
+
+        tools, problems = plugin_tools()
+        for problem in problems:
+            print(f"toolcaller: warning: {problem}", file=sys.stderr)
+        for made in tools:
+            try:
+                caller.add(made)
+            except UsageError as exc:
+                print(f"toolcaller: warning: {exc}", file=sys.stderr)
+    return caller
+
+
+def _discover(caller: ToolCaller, args: argparse.Namespace) -> int:
+    envelope = caller.discover(args.filter_opt or args.filter)
+    if args.names:
+        for item in envelope.result["tools"]:
+            print(item["name"])
+    else:
+        _write(sys.stdout, envelope.to_dict(), args.indent if args.indent is not None else 2)
+    return EXIT_OK
+
+
+def _call(caller: ToolCaller, args: argparse.Namespace) -> int:
+    params = _read_params(args.params)
+    names = {"timeout": "timeout", "retries": "retries", "retry_delay": "retryDelay",
+             "deadline": "deadline", "backoff": "backoff", "jitter": "jitter",
+             "format": "format", "isolation": "isolation"}
+    options = {key: getattr(args, attr) for attr, key in names.items()
+               if getattr(args, attr) is not None}
+    request = {"toolName": args.tool, "params": params, "options": options}
+    answer = caller.handle(request)
+    _write(sys.stdout, answer, args.indent if args.indent is not None else 2)
+    return EXIT_OK if answer.get("success") else EXIT_FAILED
+
+
+def _read_params(text: str) -> Any:
+    source = "--params"
+    if text == "-":
+        text, source = sys.stdin.read(), "stdin"
+    elif text.startswith("@"):
+        try:
+            with open(text[1:], encoding="utf-8") as handle:
+                text, source = handle.read(), text[1:]
+        except OSError as exc:
+            raise _UsageError(f"cannot read params file {text[1:]!r}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _UsageError(f"{source} is not valid JSON: {exc.msg} at column {exc.colno}") from None
+
+
+def _handle(caller: ToolCaller, stdin: TextIO, stdout: TextIO, indent: int | None) -> int:
+    answered = 0
+    status = EXIT_OK
+    for request in _requests(stdin):
+        answer = caller.handle(request) if not isinstance(request, _Broken) else request.envelope(
+            caller)
+        _write(stdout, answer, indent)
+        answered += 1
+        if not answer.get("success"):
+            status = EXIT_FAILED
+    if answered == 0:
+        raise _UsageError("no request on stdin: give one JSON request, or JSON Lines")
+    return status
+
+
+class _Broken:
+    """A chunk of input that is not JSON: answered with an INVALID_PARAMS envelope."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text = text
+        self.reason = reason
+
+    def envelope(self, caller: ToolCaller) -> dict[str, Any]:
+        answer = caller.handle(None)
+        answer["error"]["message"] = f"the request is not valid JSON: {self.reason}"
+        answer["error"]["details"] = {"start": self.text[:200]}
+        return answer
+
+
+def _requests(stdin: TextIO) -> Iterator[Any]:
+    """Yield each JSON value on stdin as soon as it is complete (JSON Lines or pretty JSON)."""
+    decoder = json.JSONDecoder()
+    pending: list[str] = []
+    for line in stdin:
+        if not pending and not line.strip():
+            continue
+        pending.append(line)
+        text = "".join(pending)
+        try:
+            value, end = decoder.raw_decode(text.lstrip())
+        except json.JSONDecodeError as exc:
+            if _incomplete(exc, text) and len(text) < MAX_PENDING_CHARS:
+                continue
+            yield _Broken(pending[0], exc.msg)
+            rest = pending[1:]
+            pending = []
+            yield from _requests_from_lines(rest, decoder)
+            continue
+        pending = []
+        yield value
+        tail = text.lstrip()[end:].strip()
+        if tail:
+            yield from _requests_from_lines([tail], decoder)
+    if pending:
+        yield _Broken("".join(pending), "the input ended inside a JSON value")
+
+
+def _requests_from_lines(lines: list[str], decoder: json.JSONDecoder) -> Iterator[Any]:
+    for line in lines:
+        text = line.strip()
+        while text:
+            try:
+                value, end = decoder.raw_decode(text)
+            except json.JSONDecodeError as exc:
+                yield _Broken(text, exc.msg)
+                break
+            yield value
+            text = text[end:].strip()
+
+
+def _incomplete(exc: json.JSONDecodeError, text: str) -> bool:
+    """Say whether the JSON only lacks its end (more lines may complete it)."""
+    return exc.pos >= len(text.strip())
+
+
+def _write(stdout: TextIO, data: Any, indent: int | None) -> None:
+    stdout.write(json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n")
+    stdout.flush()

@@ -1,0 +1,1 @@
+"""The pure engine: tools, schemas, retry policy, results, redaction and history (no I/O)."""

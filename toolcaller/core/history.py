@@ -1,0 +1,187 @@
+"""A bounded, thread-safe record of calls and their attempts, exportable as DataFrames or JSONL."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from toolcaller.envelope import format_timestamp, now_utc
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["AttemptRecord", "CallRecord", "History"]
+
+DEFAULT_MAX_CALLS = 10_000
+
+
+@dataclass(slots=True)
+class AttemptRecord:
+    """One attempt of a call: when it started, how long it took, how it ended."""
+
+    attempt: int
+    started: float
+    """Milliseconds after the call's arrival."""
+    duration: float
+    """Milliseconds."""
+    wait: float
+    """Milliseconds waited before this attempt."""
+    code: str | None = None
+    """Error code, `None` on success."""
+    message: str | None = None
+    """Error message (redacted)."""
+    retryable: bool | None = None
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """One call: what was asked, how it ended, and its attempts (secrets already masked)."""
+
+    call_id: str
+    tool_name: str | None
+    arrived: float
+    """`time.time()` when the request arrived."""
+    duration: float
+    """Milliseconds."""
+    success: bool
+    code: str | None
+    message: str | None
+    params: Any
+    """The params, with secrets masked."""
+    options: dict[str, Any]
+    attempts: list[AttemptRecord] = field(default_factory=list)
+
+    @property
+    def timestamp(self) -> str:
+        """The arrival time, ISO 8601 UTC with milliseconds."""
+        return format_timestamp(now_utc(self.arrived))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the record as JSON-compatible data (camelCase keys, like the envelope)."""
+        return {
+            "callId": self.call_id,
+            "toolName": self.tool_name,
+            "timestamp": self.timestamp,
+            "duration": self.duration,
+            "success": self.success,
+            "code": self.code,
+            "message": self.message,
+            "attempts": len(self.attempts),
+            "params": self.params,
+            "options": self.options,
+            "trail": [asdict(a) for a in self.attempts],
+        }
+
+
+class History:
+    """The last `max_calls` calls, oldest first; safe to write from many threads at once."""
+
+    def __init__(self, max_calls: int = DEFAULT_MAX_CALLS) -> None:
+        if max_calls < 1:
+            raise ValueError(f"max_calls must be at least 1, got {max_calls!r}")
+        self.max_calls = max_calls
+        self._calls: deque[CallRecord] = deque(maxlen=max_calls)
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[CallRecord], None]] = []
+        self.total = 0
+        """Calls recorded since creation (or `clear()`), including those the bound dropped."""
+
+    def add(self, record: CallRecord) -> None:
+        """Record a finished call (the oldest is dropped past `max_calls`)."""
+        with self._lock:
+            self._calls.append(record)
+            self.total += 1
+        for listener in self._listeners:
+            with contextlib.suppress(Exception):  # a broken listener must not break a call
+                listener(record)
+
+    def subscribe(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
+        """Call `listener(record)` after each new call; return a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def records(self) -> list[CallRecord]:
+        """Return a snapshot of the records, oldest first."""
+        with self._lock:
+            return list(self._calls)
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def __iter__(self) -> Iterator[CallRecord]:
+        return iter(self.records())
+
+    def get(self, call_id: str) -> CallRecord | None:
+        """Return the record of a call by its id."""
+        return next((r for r in reversed(self.records()) if r.call_id == call_id), None)
+
+    def last(self) -> CallRecord | None:
+        """Return the newest record."""
+        with self._lock:
+            return self._calls[-1] if self._calls else None
+
+    def failures(self) -> list[CallRecord]:
+        """Return the records of failed calls."""
+        return [r for r in self.records() if not r.success]
+
+    def clear(self) -> None:
+        """Forget every record."""
+        with self._lock:
+            self._calls.clear()
+            self.total = 0
+
+    def frame(self) -> pd.DataFrame:
+        """Return one row per call as a pandas DataFrame."""
+        import pandas as pd
+
+        records = self.records()
+        columns = ["call_id", "tool_name", "timestamp", "duration_ms", "success", "code",
+                   "message", "attempts", "params"]
+        rows = [
+            (r.call_id, r.tool_name, r.arrived, r.duration, r.success, r.code, r.message,
+             len(r.attempts), r.params)
+            for r in records
+        ]
+        frame = pd.DataFrame.from_records(rows, columns=columns)
+        frame["timestamp"] = pd.to_datetime(frame["timestamp"], unit="s", utc=True)
+        return frame
+
+    def attempts_frame(self) -> pd.DataFrame:
+        """Return one row per attempt (with its call's id and tool) as a pandas DataFrame."""
+        import pandas as pd
+
+        columns = ["call_id", "tool_name", "attempt", "started_ms", "wait_ms", "duration_ms",
+                   "code", "message", "retryable"]
+        rows = [
+            (r.call_id, r.tool_name, a.attempt, a.started, a.wait, a.duration, a.code,
+             a.message, a.retryable)
+            for r in self.records()
+            for a in r.attempts
+        ]
+        return pd.DataFrame.from_records(rows, columns=columns)
+
+    def to_jsonl(self, target: str | Path | TextIO) -> int:
+        """Write one JSON object per call (JSON Lines); return the number of lines written."""
+        records = self.records()
+        if isinstance(target, str | Path):
+            with open(target, "w", encoding="utf-8") as handle:
+                return self._write(records, handle)
+        return self._write(records, target)
+
+    @staticmethod
+    def _write(records: list[CallRecord], handle: TextIO) -> int:
+        for record in records:
+            handle.write(json.dumps(record.to_dict(), ensure_ascii=False, default=str) + "\n")
+        return len(records)
+
+    def to_parquet(self, path: str | Path) -> None:
+        """Write the calls frame to Parquet (needs pyarrow or fastparquet)."""
+        frame = self.frame()
+        frame["params"] = frame["params"].map(lambda p: json.dumps(p, default=str))
+        frame.to_parquet(path)

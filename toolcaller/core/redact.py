@@ -1,0 +1,167 @@
+"""Masks secrets (SPEC rule 8) in params, messages, details, logs and history.
+
+A value is secret when its key looks secret (password, token, api key, authorization, cookie,
+credential, private key…), when its schema property is `writeOnly` or `format: password`, when
+an adapter declared it (a resolved `${VAR}`, an authorization header), or when the string
+itself is shaped like a well-known token (OpenAI/Anthropic/GitHub/AWS/Slack/Google keys, JWTs,
+bearer credentials, PEM private keys).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+from functools import lru_cache
+from typing import Any
+
+__all__ = [
+    "MASK",
+    "collect_secrets",
+    "is_secret_name",
+    "mask_text",
+    "redact_params",
+    "redact_value",
+    "secret_names_in_schema",
+]
+
+MASK = "***"
+MIN_SECRET_LENGTH = 4  # shorter "secrets" would mask ordinary text everywhere
+
+_SECRET_NAME = re.compile(
+    r"pass(word|wd|phrase)?$|^pwd$|secret|token|api_?key|apikey|access_?key|authori[sz]ation|"
+    r"^auth$|cookie|credential|private_?key|session_?id|bearer|signature"
+)
+
+_TOKEN_PATTERNS = [
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+    r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}",
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}",
+    r"\bgithub_pat_[A-Za-z0-9_]{30,}",
+    r"\bglpat-[A-Za-z0-9_\-]{20,}",
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+    r"\bAIza[0-9A-Za-z_\-]{35}",
+    r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    r"(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{8,}=*",
+    r"(?<=[Bb]asic )[A-Za-z0-9+/]{8,}=*",
+]
+_TOKENS = re.compile("|".join(f"(?:{p})" for p in _TOKEN_PATTERNS), re.DOTALL)
+
+
+@lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """Say whether a key, header or variable name looks like it holds a secret."""
+    normalized = re.sub(r"[\s\-.]+", "_", name.strip().lower())
+    return bool(_SECRET_NAME.search(normalized))
+
+
+def secret_names_in_schema(schema: Any) -> frozenset[str]:
+    """Return the property names marked `writeOnly: true` or `format: password` anywhere."""
+    found: set[str] = set()
+    _walk_schema(schema, found, depth=0)
+    return frozenset(found)
+
+
+def _walk_schema(schema: Any, found: set[str], depth: int) -> None:
+    if depth > 64:
+        return
+    if isinstance(schema, list):
+        for item in schema:
+            _walk_schema(item, found, depth + 1)
+        return
+    if not isinstance(schema, dict):
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name, sub in properties.items():
+            if isinstance(sub, dict) and (
+                sub.get("writeOnly") is True or sub.get("format") == "password"
+            ):
+                found.add(name)
+    for value in schema.values():
+        if isinstance(value, dict | list):
+            _walk_schema(value, found, depth + 1)
+
+
+def _is_secret_key(key: str, extra: Collection[str]) -> bool:
+    return key in extra or is_secret_name(key)
+
+
+def redact_params(params: Any, secret_keys: Collection[str] = ()) -> Any:
+    """Return a copy of params with secret-keyed values masked and token-shaped strings masked."""
+    return _redact(params, secret_keys, (), 0)
+
+
+def redact_value(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """Return a copy of a JSON-like value with known secret values and tokens masked."""
+    return _redact(value, (), tuple(_usable(secrets)), 0)
+
+
+def _redact(value: Any, secret_keys: Collection[str], secrets: tuple[str, ...], depth: int) -> Any:
+    if isinstance(value, str):
+        return _mask(value, secrets)
+    if depth > 100:
+        return MASK
+    if isinstance(value, dict):
+        return {
+            key: MASK
+            if isinstance(key, str) and _is_secret_key(key, secret_keys) and item is not None
+            else _redact(item, secret_keys, secrets, depth + 1)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_redact(item, secret_keys, secrets, depth + 1) for item in value]
+    return value
+
+
+def _usable(secrets: Iterable[str]) -> list[str]:
+    # Longest first, so that a secret containing another is masked whole.
+    return sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+
+
+def _mask(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    if _has_token_hint(text):
+        text = _TOKENS.sub(MASK, text)
+    return text
+
+
+def _has_token_hint(text: str) -> bool:
+    # A cheap pre-check: the regex only runs on strings long enough to hold a token.
+    return len(text) >= 16
+
+
+def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """Mask known secret values and token-shaped strings in a message."""
+    return _mask(text, tuple(_usable(secrets)))
+
+
+def collect_secrets(params: Any, secret_keys: Collection[str] = (), depth: int = 0) -> set[str]:
+    """Return the string values of params held under secret-looking keys (to mask them in text)."""
+    found: set[str] = set()
+    if depth > 100:
+        return found
+    if isinstance(params, dict):
+        for key, item in params.items():
+            if isinstance(key, str) and _is_secret_key(key, secret_keys):
+                found.update(_strings(item))
+            else:
+                found |= collect_secrets(item, secret_keys, depth + 1)
+    elif isinstance(params, list):
+        for item in params:
+            found |= collect_secrets(item, secret_keys, depth + 1)
+    return found
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [str(value)]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []

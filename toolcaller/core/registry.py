@@ -1,0 +1,179 @@
+"""The catalogue: tools by name, lazy sources (MCP servers), filtering and name suggestions.
+
+Filter syntax (discovery's `options.filter`): space-separated terms, all of which must hold;
+matching ignores case.
+
+- `math`          the term appears in the name, the description or a tag;
+- `tag:math`      a tag equals `math`;
+- `name:math.*`   the name matches a glob (`*`, `?`, `[...]`);
+- `-slow`         the term must NOT match (works with `tag:` and `name:` too);
+- `"two words"`   a quoted phrase is one term.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import shlex
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from toolcaller.core.tool import Tool
+from toolcaller.errors import UsageError
+
+__all__ = ["Registry", "Source", "SourceProblem", "compile_filter"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceProblem:
+    """A source that could not list its tools (e.g. an MCP server that did not start)."""
+
+    source: str
+    """The source's name, e.g. `mcp:time`."""
+    prefix: str
+    """Tool names starting with this prefix belong to the broken source (e.g. `time.`)."""
+    message: str
+
+
+@runtime_checkable
+class Source(Protocol):
+    """A lazy provider of tools whose list is only known at run time (an MCP server)."""
+
+    name: str
+    """Shown in problems, e.g. `mcp:time`."""
+    prefix: str
+    """Every tool of this source has a name starting with this prefix (e.g. `time.`)."""
+
+    def list_tools(self) -> list[Tool]:
+        """Return the source's tools (cached after the first success); raise on failure."""
+        ...
+
+
+Predicate = Callable[[Tool], bool]
+
+
+class Registry:
+    """Tools by name plus lazy sources; safe to read from many threads."""
+
+    def __init__(self, tools: Iterable[Tool] = (), sources: Iterable[Source] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._sources: list[Source] = list(sources)
+        self._lock = threading.Lock()
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool, *, replace: bool = False) -> None:
+        """Add a tool; a second tool with the same name is a `UsageError` unless `replace`."""
+        with self._lock:
+            if not replace and tool.name in self._tools:
+                raise UsageError(
+                    f"two tools are named {tool.name!r}; rename one or pass replace=True"
+                )
+            self._tools[tool.name] = tool
+
+    def add_source(self, source: Source) -> None:
+        """Add a lazy source of tools."""
+        with self._lock:
+            self._sources.append(source)
+
+    def remove(self, name: str) -> None:
+        """Remove a tool by name (no error if absent)."""
+        with self._lock:
+            self._tools.pop(name, None)
+
+    @property
+    def sources(self) -> list[Source]:
+        """The lazy sources, in the order they were added."""
+        return list(self._sources)
+
+    def get(self, name: str) -> Tool | None:
+        """Return the tool with this name, listing a lazy source if its prefix matches."""
+        tool = self._tools.get(name)
+        if tool is not None or not self._sources:
+            return tool
+        for source in self._sources:
+            if name.startswith(source.prefix):
+                for candidate in source.list_tools():  # may raise: the caller reports it
+                    if candidate.name == name:
+                        return candidate
+        return None
+
+    def static_tools(self) -> list[Tool]:
+        """Return the tools added directly (no source is listed)."""
+        return list(self._tools.values())
+
+    def all_tools(self) -> tuple[list[Tool], list[SourceProblem]]:
+        """Return every tool, sources included, and the problems of sources that failed."""
+        tools = list(self._tools.values())
+        problems: list[SourceProblem] = []
+        for source in self._sources:
+            try:
+                tools.extend(source.list_tools())
+            except Exception as exc:  # noqa: BLE001 - one broken source must not break discovery
+                problems.append(SourceProblem(source.name, source.prefix, str(exc)))
+        return tools, problems
+
+    def search(self, filter_text: str | None) -> tuple[list[Tool], list[SourceProblem]]:
+        """Return the tools matching a filter (see the module docstring) and source problems."""
+        tools, problems = self.all_tools()
+        if not filter_text or not filter_text.strip():
+            return tools, problems
+        predicate = compile_filter(filter_text)
+        return [t for t in tools if predicate(t)], problems
+
+    def suggest(self, name: str, limit: int = 3) -> list[str]:
+        """Return up to `limit` known names close to `name`."""
+        names = list(self._tools)
+        lowered = name.lower()
+        close = difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
+        if len(close) < limit and lowered:
+            close += [n for n in names if lowered in n.lower() and n not in close]
+        return close[:limit]
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+
+def _search_text(tool: Tool) -> str:
+    text = tool.cache.get("search_text")
+    if text is None:
+        text = "\n".join([tool.name, tool.description, *tool.tags]).lower()
+        tool.cache["search_text"] = text
+    return text  # type: ignore[no-any-return]
+
+
+def compile_filter(filter_text: str) -> Predicate:
+    """Compile a filter expression into a predicate over tools."""
+    try:
+        terms = shlex.split(filter_text)
+    except ValueError:  # an unbalanced quote: take the words as they are
+        terms = filter_text.split()
+    checks = [_compile_term(term) for term in terms if term not in ("", "-")]
+
+    def predicate(tool: Tool) -> bool:
+        return all(check(tool) for check in checks)
+
+    return predicate
+
+
+def _compile_term(term: str) -> Predicate:
+    negate = term.startswith("-") and len(term) > 1
+    body = term[1:] if negate else term
+    field, _, value = body.partition(":")
+    value = value.lower()
+    check: Predicate
+    if field == "tag" and value:
+        check = lambda tool: value in (t.lower() for t in tool.tags)  # noqa: E731
+    elif field == "name" and value:
+        check = lambda tool: fnmatch.fnmatchcase(tool.name.lower(), value)  # noqa: E731
+    else:
+        needle = body.lower()
+        check = lambda tool: needle in _search_text(tool)  # noqa: E731
+    if negate:
+        return lambda tool: not check(tool)
+    return check

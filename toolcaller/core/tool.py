@@ -1,0 +1,66 @@
+"""`Tool`: one callable thing, whatever its kind, with its schema and defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from toolcaller._types import JSONObject, Schema
+
+__all__ = ["KINDS", "Tool"]
+
+KINDS = ("python", "script", "http", "mcp")
+Kind = Literal["python", "script", "http", "mcp"]
+
+
+@dataclass(eq=False, slots=True)
+class Tool:
+    """A tool: its public description plus what an adapter needs to run it."""
+
+    name: str
+    """Unique name, e.g. `math.add`; dots group tools."""
+    description: str
+    """One or more sentences saying what the tool does."""
+    params_schema: Schema
+    """JSON Schema of the params object (2020-12 unless `$schema` says otherwise)."""
+    kind: Kind
+    """Which adapter runs it."""
+    target: Any
+    """Kind-specific: a callable or `"module:function"` (python), or the entry's object
+    (`script`, `http`, `mcp`) exactly as the registry gives it."""
+    metadata: JSONObject = field(default_factory=dict)
+    """Free metadata; `metadata["tags"]` is a list of strings used by discovery."""
+    options: JSONObject = field(default_factory=dict)
+    """Default options for calls of this tool (camelCase keys, as in a request)."""
+    isolation: Literal["thread", "process"] | None = None
+    """How a sync Python tool runs: a worker thread (default) or a killable child process."""
+    idempotent: bool = False
+    """Safe to run again while an earlier attempt may still be running (MCP's idempotentHint)."""
+    base_dir: Path | None = None
+    """Folder of the registry file the tool came from: relative paths resolve against it."""
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Per-tool memo for adapters and the engine (compiled validators, parsed specs, imports)."""
+
+    @property
+    def tags(self) -> list[str]:
+        """The tool's tags (`metadata["tags"]`)."""
+        tags = self.metadata.get("tags", [])
+        return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (a decorated function stays usable as is)."""
+        if not callable(self.target):
+            raise TypeError(
+                f"tool {self.name!r} is a {self.kind} tool: call it through a ToolCaller"
+            )
+        return self.target(*args, **kwargs)
+
+    def info(self) -> dict[str, Any]:
+        """Return the discovery entry: name, description, paramsSchema, metadata."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "paramsSchema": self.params_schema,
+            "metadata": self.metadata,
+        }

@@ -1,0 +1,1 @@
+"""Where tools come from: registry files, decorated functions, plugins, MCP servers, OpenAPI."""

@@ -1,0 +1,114 @@
+"""The `@tool` decorator: a Python function becomes a `Tool`, its schema from type hints."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, overload
+
+from toolcaller.core.schema import describe_function, schema_from_function
+from toolcaller.core.tool import Tool
+from toolcaller.errors import InvalidParamsError, UsageError
+
+__all__ = ["from_function", "tool"]
+
+
+def from_function(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    tags: list[str] | tuple[str, ...] = (),
+    metadata: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+    isolation: Literal["thread", "process"] | None = None,
+    idempotent: bool = False,
+    params_schema: dict[str, Any] | None = None,
+) -> Tool:
+    """Build a `Tool` from a function: name, description and schema from the function itself."""
+    if isinstance(fn, Tool):
+        return fn
+    if not callable(fn):
+        raise UsageError(f"@tool needs a function, got {type(fn).__name__}")
+    summary, _ = describe_function(fn)
+    try:
+        schema, model = schema_from_function(fn)
+    except Exception as exc:
+        raise UsageError(
+            f"cannot build a schema for {getattr(fn, '__qualname__', fn)!r}: {exc}"
+        ) from exc
+    meta = dict(metadata or {})
+    if tags:
+        meta["tags"] = list(tags)
+    made = Tool(
+        name=name or getattr(fn, "__name__", "tool"),
+        description=description if description is not None else summary,
+        params_schema=params_schema if params_schema is not None else schema,
+        kind="python",
+        target=fn,
+        metadata=meta,
+        options=dict(options or {}),
+        isolation=isolation,
+        idempotent=idempotent,
+    )
+    if _needs_coercion(model):
+        made.cache["coerce"] = _coercer(model)
+    return made
+
+
+def _needs_coercion(model: Any) -> bool:
+    # Plain JSON types arrive as they must be; only richer annotations need pydantic's help.
+    plain = {str, int, float, bool, list, dict, Any, type(None)}
+    return any(field.annotation not in plain for field in model.model_fields.values())
+
+
+def _coercer(model: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    from pydantic import ValidationError
+
+    names = list(model.model_fields)
+
+    def coerce(params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            instance = model.model_validate(params)
+        except ValidationError as exc:
+            raise InvalidParamsError(
+                f"params do not fit the function's types: {exc.errors()[0]['msg']}",
+                details={"violations": [
+                    {"pointer": "/" + "/".join(str(p) for p in e["loc"]), "message": e["msg"]}
+                    for e in exc.errors()
+                ]},
+            ) from None
+        kwargs = {n: getattr(instance, n) for n in names if n in instance.model_fields_set
+                  or n in params}
+        kwargs.update(instance.model_extra or {})
+        return kwargs
+
+    return coerce
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    tags: list[str] | tuple[str, ...] = (),
+    metadata: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+    isolation: Literal["thread", "process"] | None = None,
+    idempotent: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(fn: Callable[..., Any] | None = None, /, **settings: Any) -> Any:
+    """Turn a function into a `Tool` (use as `@tool` or `@tool(name=..., tags=[...])`).
+
+    The tool's params schema comes from the type hints (pydantic), its description from the
+    docstring's first paragraph, and each param's description from the `Args:` section.
+    The decorated object stays callable like the function.
+    """
+    if fn is not None:
+        return from_function(fn, **settings)
+    return lambda f: from_function(f, **settings)

@@ -1,0 +1,148 @@
+"""Registry files (SPEC §3): read, validate against the shipped JSON Schema, build tools."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolcaller.core.checker import compile_checker
+from toolcaller.core.schema import check_schema
+from toolcaller.core.tool import KINDS, Tool
+from toolcaller.errors import RegistryError
+
+if TYPE_CHECKING:
+    from toolcaller.caller import ToolCaller
+
+__all__ = ["load_registry", "registry_schema", "tools_from_data"]
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "registry.schema.json"
+FULL_SCHEMA_CHECK_LIMIT = 2_000
+"""Registries up to this many tools have every paramsSchema checked against the metaschema at
+load time; larger ones are checked when a tool's validator is first built."""
+
+
+@lru_cache(maxsize=1)
+def registry_schema() -> dict[str, Any]:
+    """Return the JSON Schema of registry files."""
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def load_registry(path: str | Path, caller: ToolCaller) -> None:
+    """Read a registry file and add its tools (and MCP servers) to a caller."""
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RegistryError(f"{source}: cannot read the registry: {exc.strerror or exc}",
+                            source=str(source)) from None
+    except UnicodeDecodeError:
+        raise RegistryError(f"{source}: the registry is not UTF-8 text",
+                            source=str(source)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RegistryError(
+            f"{source}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            source=str(source),
+        ) from None
+    tools = tools_from_data(data, str(source), source.resolve().parent)
+    for tool in tools:
+        caller.registry.add(tool)
+    servers = data.get("mcpServers") or {}
+    if servers:
+        _add_mcp_servers(caller, servers, source)
+
+
+def tools_from_data(data: Any, source: str = "<registry>", base_dir: Path | None = None,
+                    ) -> list[Tool]:
+    """Validate registry data and return its tools; `RegistryError` on the first problem."""
+    _validate(data, source)
+    entries = data.get("tools") or []
+    seen: dict[str, int] = {}
+    tools = []
+    check_all = len(entries) <= FULL_SCHEMA_CHECK_LIMIT
+    for index, entry in enumerate(entries):
+        name = entry["name"]
+        if name in seen:
+            raise RegistryError(
+                f"{source}: /tools/{index}/name: the name {name!r} is already used by "
+                f"/tools/{seen[name]}; tool names must be unique",
+                source=source, pointer=f"/tools/{index}/name")
+        seen[name] = index
+        schema = entry.get("paramsSchema", {"type": "object"})
+        if check_all and schema is not True and schema is not False:
+            problem = _checked_schema(json.dumps(schema, sort_keys=True))
+            if problem:
+                raise RegistryError(f"{source}: /tools/{index}/paramsSchema: {problem}",
+                                    source=source, pointer=f"/tools/{index}/paramsSchema")
+        tools.append(_tool(entry, schema, base_dir))
+    return tools
+
+
+@lru_cache(maxsize=4096)
+def _checked_schema(schema_json: str) -> str | None:
+    return check_schema(json.loads(schema_json))
+
+
+def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
+    kind = next(k for k in KINDS if k in entry)
+    return Tool(
+        name=entry["name"],
+        description=entry["description"],
+        params_schema=schema,
+        kind=kind,  # type: ignore[arg-type]
+        target=entry[kind],
+        metadata=entry.get("metadata", {}),
+        options=entry.get("options", {}),
+        isolation=entry.get("isolation"),
+        idempotent=entry.get("idempotent", False),
+        base_dir=base_dir,
+    )
+
+
+_checker: Any = None
+
+
+def _validate(data: Any, source: str) -> None:
+    global _checker
+    if _checker is None:
+        _checker = compile_checker(registry_schema()) or (lambda _: False)
+    if _checker(data):
+        return
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    error = best_match(Draft202012Validator(registry_schema()).iter_errors(data))
+    if error is None:
+        return
+    pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1")
+                      for p in error.absolute_path)
+    message = _explain(error)
+    raise RegistryError(f"{source}: {pointer or '/'}: {message}", source=source, pointer=pointer)
+
+
+def _explain(error: Any) -> str:
+    if error.validator == "oneOf" and isinstance(error.instance, dict):
+        kinds = [k for k in KINDS if k in error.instance]
+        if "command" in error.schema.get("properties", {}):
+            return "an MCP server needs exactly one of 'command' (stdio) or 'url' (HTTP)"
+        if not kinds:
+            return f"a tool needs one implementation: one of {', '.join(KINDS)}"
+        return f"a tool has exactly one implementation, this one has {', '.join(kinds)}"
+    if error.validator == "additionalProperties":
+        return error.message.replace("Additional properties are not allowed",
+                                     "unknown key(s) not allowed")
+    return str(error.message)
+
+
+def _add_mcp_servers(caller: ToolCaller, servers: dict[str, Any], source: Path) -> None:
+    try:
+        from toolcaller.sources.mcp import attach_mcp_servers
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise RegistryError(
+            f"{source}: /mcpServers: MCP support needs the 'mcp' extra "
+            f"(pip install 'toolcaller[mcp]'): {exc}", source=str(source),
+            pointer="/mcpServers") from None
+    attach_mcp_servers(caller, servers, source.resolve().parent)
