@@ -11,30 +11,22 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolcaller._calls import AttemptRunner, Prepared, _ms
 from toolcaller._loop import LoopThread
 from toolcaller._types import JSONObject
-from toolcaller.adapters.base import Adapter, AttemptContext
+from toolcaller.adapters.base import Adapter
 from toolcaller.adapters.python import PythonAdapter
-from toolcaller.core.history import AttemptRecord, CallRecord, History
+from toolcaller.core.history import History
 from toolcaller.core.options import resolve_options
-from toolcaller.core.policy import MIN_ATTEMPT_MS, CallPlan, Step
 from toolcaller.core.redact import (
-    collect_secrets,
-    mask_text,
-    redact_params,
-    redact_value,
     secret_names_in_schema,
 )
 from toolcaller.core.registry import Registry
-from toolcaller.core.results import to_result
 from toolcaller.core.schema import ParamsValidator
 from toolcaller.core.tool import Tool
 from toolcaller.envelope import (
-    AttemptInfo,
-    CallMetadata,
     DiscoveryMetadata,
     Envelope,
-    ErrorInfo,
     Options,
     now_utc,
 )
@@ -44,7 +36,6 @@ from toolcaller.errors import (
     InvalidParamsError,
     ToolCallError,
     ToolNotFoundError,
-    ToolTimeoutError,
 )
 
 if TYPE_CHECKING:
@@ -55,21 +46,7 @@ __all__ = ["ToolCaller"]
 _REQUEST_KEYS = ("toolName", "params", "options", "action", "id")
 
 
-class _Prepared:
-    """A validated call, ready for its attempts."""
-
-    __slots__ = ("adapter", "options", "params", "secret_keys", "tool")
-
-    def __init__(self, tool: Tool, params: JSONObject, options: Options, adapter: Adapter,
-                 secret_keys: frozenset[str]) -> None:
-        self.tool = tool
-        self.params = params
-        self.options = options
-        self.adapter = adapter
-        self.secret_keys = secret_keys
-
-
-class ToolCaller:
+class ToolCaller(AttemptRunner):
     """Discovers and calls tools of every kind with timeouts, retries, codes and a history.
 
     `ToolCaller()` uses the embedded demo registry; `ToolCaller(tools=[...])` only the tools
@@ -249,7 +226,7 @@ class ToolCaller:
 
     # -- preparation ----------------------------------------------------------------------
 
-    def _prepare(self, name: Any, params: Any, options: Any, kwargs: dict[str, Any]) -> _Prepared:
+    def _prepare(self, name: Any, params: Any, options: Any, kwargs: dict[str, Any]) -> Prepared:
         if not isinstance(name, str) or not name.strip():
             raise InvalidParamsError(
                 f"toolName must be a non-empty string, got {_kind(name)}")
@@ -283,129 +260,9 @@ class ToolCaller:
             )
         if opts.isolation is not None and opts.isolation != (tool.isolation or "thread"):
             tool = _with_isolation(tool, opts.isolation)
-        return _Prepared(tool, params, opts, self.adapter_for(tool.kind), cache["secret_keys"])
+        return Prepared(tool, params, opts, self.adapter_for(tool.kind), cache["secret_keys"])
 
     # -- attempt drivers --------------------------------------------------------------------
-
-    def _attempts_sync(self, p: _Prepared, call_id: str, arrived: float,
-                       start: float) -> Envelope:
-        plan = CallPlan(p.options, start, self._clock, self._rng)
-        secrets: set[str] = set()
-        step = plan.first()
-        while step is not None:
-            if step.wait_s > 0:
-                self._sleep(step.wait_s)
-            attempt = plan.begin(step.wait_s)
-            ctx = AttemptContext(step.budget_s, p.options.format, attempt.number, call_id,
-                                 secrets)
-            try:
-                result = to_result(p.adapter.run(p.tool, p.params, ctx), p.options.format)
-            except BaseException as exc:  # noqa: BLE001 - mapped to a code in _attempt_failed
-                error = _as_error(exc)
-            else:
-                plan.end(attempt, None)
-                return self._succeeded(call_id, p, result, arrived, start, plan)
-            step = self._attempt_failed(plan, attempt, error, p)
-            if step is not None and _blocking(error, p.tool):
-                step = self._await_straggler_sync(plan, error, step)
-        return self._failed(call_id, p.tool.name, p.params, p, plan.final_error(p.tool.name),
-                            arrived, start, plan, secrets)
-
-    async def _attempts_async(self, p: _Prepared, call_id: str, arrived: float,
-                              start: float) -> Envelope:
-        plan = CallPlan(p.options, start, self._clock, self._rng)
-        secrets: set[str] = set()
-        step = plan.first()
-        while step is not None:
-            if step.wait_s > 0:
-                await self._asleep(step.wait_s)
-            attempt = plan.begin(step.wait_s)
-            ctx = AttemptContext(step.budget_s, p.options.format, attempt.number, call_id,
-                                 secrets)
-            try:
-                output = await _run_with_timeout(p.adapter, p.tool, p.params, ctx)
-                result = to_result(output, p.options.format)
-            except asyncio.CancelledError:
-                raise
-            except BaseException as exc:  # noqa: BLE001 - mapped to a code in _attempt_failed
-                error = _as_error(exc)
-            else:
-                plan.end(attempt, None)
-                return self._succeeded(call_id, p, result, arrived, start, plan)
-            step = self._attempt_failed(plan, attempt, error, p)
-            if step is not None and _blocking(error, p.tool):
-                step = await asyncio.to_thread(self._await_straggler_sync, plan, error, step)
-        return self._failed(call_id, p.tool.name, p.params, p, plan.final_error(p.tool.name),
-                            arrived, start, plan, secrets)
-
-    def _attempt_failed(self, plan: CallPlan, attempt: Any, error: ToolCallError,
-                        p: _Prepared) -> Step | None:
-        plan.end(attempt, error)
-        return plan.next(error)
-
-    def _await_straggler_sync(self, plan: CallPlan, error: ToolCallError,
-                              step: Step) -> Step | None:
-        """Hold a retry until the timed-out attempt's thread ends (a tool not idempotent)."""
-        straggler = getattr(error, "straggler", None)
-        began = self._clock()
-        room = plan.deadline - began - MIN_ATTEMPT_MS / 1000.0
-        if straggler is None or straggler.wait(max(room, 0.0)):
-            step = plan.fit(max(step.wait_s - (self._clock() - began), 0.0))
-            if step is None:
-                plan.stop_reason = "the deadline leaves no time for another attempt"
-            return step
-        plan.stop_reason = (
-            f"attempt {len(plan.attempts)} is still running in its thread, and a tool that is "
-            "not idempotent is not started again while it runs (declare it idempotent, or use "
-            "isolation 'process')"
-        )
-        return None
-
-    # -- envelopes and history -------------------------------------------------------------
-
-    def _succeeded(self, call_id: str, p: _Prepared, result: Any, arrived: float,
-                   start: float, plan: CallPlan) -> Envelope:
-        duration = _ms(self._clock() - start)
-        trail = _trail(plan)
-        envelope = Envelope(
-            success=True,
-            result=result,
-            metadata=CallMetadata(duration=duration, attempts=len(plan.attempts),
-                                  tool_name=p.tool.name, timestamp=now_utc(arrived),
-                                  call_id=call_id, trail=trail),
-        )
-        self.history.add(CallRecord(
-            call_id, p.tool.name, arrived, duration, True, None, None,
-            redact_params(p.params, p.secret_keys), _options_record(p.options),
-            _attempt_records(plan, ()),
-        ))
-        return envelope
-
-    def _failed(self, call_id: str, name: Any, params: Any, p: _Prepared | None,
-                error: ToolCallError, arrived: float, start: float, plan: CallPlan | None,
-                secrets: Iterable[str]) -> Envelope:
-        secret_keys = p.secret_keys if p is not None else frozenset()
-        known = set(secrets) | collect_secrets(params, secret_keys)
-        message = mask_text(error.message, known)
-        details = redact_value(error.details, known) if error.details is not None else None
-        duration = _ms(self._clock() - start)
-        tool_name = name if isinstance(name, str) else None
-        envelope = Envelope(
-            success=False,
-            error=ErrorInfo(code=error.code, message=message, details=details,
-                            retryable=error.retryable),
-            metadata=CallMetadata(duration=duration,
-                                  attempts=len(plan.attempts) if plan else 0,
-                                  tool_name=tool_name, timestamp=now_utc(arrived),
-                                  call_id=call_id, trail=_trail(plan) if plan else []),
-        )
-        self.history.add(CallRecord(
-            call_id, tool_name, arrived, duration, False, error.code.value, message,
-            redact_params(params, secret_keys) if isinstance(params, dict) else None,
-            _options_record(p.options) if p else {},
-            _attempt_records(plan, known) if plan else [],
-        ))
-        return envelope
 
     def _last_resort(self, request: Any, exc: Exception) -> Envelope:
         name = request.get("toolName") if isinstance(request, dict) else None
@@ -464,43 +321,27 @@ class _BadRequest(Exception):
         self.envelope = envelope
 
 
-async def _run_with_timeout(adapter: Adapter, tool: Tool, params: JSONObject,
-                            ctx: AttemptContext) -> object:
-    try:
-        async with asyncio.timeout(ctx.timeout_s) as scope:
-            return await adapter.arun(tool, params, ctx)
-    except TimeoutError:
-        if not scope.expired():
-            raise
-        note = ("; the sync tool goes on running in its worker thread (threads cannot be "
-                "stopped: use isolation 'process' to kill it)" if ctx.straggler else "")
-        raise ToolTimeoutError(f"no result within {ctx.timeout_s * 1000:.0f} ms{note}",
-                               straggler=ctx.straggler) from None
-
-
 def _options_for(tool: Tool, options: Any, kwargs: dict[str, Any]) -> Options:
     if options is None and not kwargs:
         opts = tool.cache.get("options")
         if opts is None:
             opts = tool.cache["options"] = resolve_options(tool.options, None)
         return opts  # type: ignore[no-any-return]
-    if kwargs and isinstance(options, dict | None):
-        options = {**(options or {}), **kwargs}
+    if options is None:
+        try:
+            key = tuple(kwargs.items())
+            by_key = tool.cache.setdefault("options_by_key", {})
+            opts = by_key.get(key)
+        except TypeError:  # unhashable option values: resolve (and fail) below
+            key, by_key, opts = None, None, None
+        if opts is None:
+            opts = resolve_options(tool.options, kwargs)
+            if by_key is not None and len(by_key) < 256:
+                by_key[key] = opts
+        return opts  # type: ignore[no-any-return]
+    if kwargs and isinstance(options, dict):
+        options = {**options, **kwargs}
     return resolve_options(tool.options, options)
-
-
-def _as_error(exc: BaseException) -> ToolCallError:
-    """Map anything an attempt raised to a contract error (adapters map their own first)."""
-    if isinstance(exc, ToolCallError):
-        return exc
-    from toolcaller.adapters.python import translate_exception
-
-    return translate_exception(exc)
-
-
-def _blocking(error: ToolCallError, tool: Tool) -> bool:
-    straggler = getattr(error, "straggler", None)
-    return straggler is not None and getattr(straggler, "running", False) and not tool.idempotent
 
 
 def _not_found(name: str, close: list[str]) -> ToolNotFoundError:
@@ -529,34 +370,6 @@ def _info(tool: Tool) -> dict[str, Any]:
 
 def _problem(problem: SourceProblem) -> dict[str, str]:
     return {"source": problem.source, "prefix": problem.prefix, "message": problem.message}
-
-
-def _trail(plan: CallPlan) -> list[AttemptInfo]:
-    return [
-        AttemptInfo(attempt=a.number, code=a.error.code if a.error else None,
-                    duration=round(a.duration_ms, 3), wait=round(a.wait_ms, 3))
-        for a in plan.attempts
-    ]
-
-
-def _attempt_records(plan: CallPlan, secrets: Iterable[str]) -> list[AttemptRecord]:
-    return [
-        AttemptRecord(
-            a.number, round(a.started_ms, 3), round(a.duration_ms, 3), round(a.wait_ms, 3),
-            a.error.code.value if a.error else None,
-            mask_text(a.error.message, secrets) if a.error else None,
-            a.error.retryable if a.error else None,
-        )
-        for a in plan.attempts
-    ]
-
-
-def _options_record(options: Options) -> dict[str, Any]:
-    return options.model_dump(by_alias=True, exclude_defaults=True)
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000.0, 3)
 
 
 def _kind(value: Any) -> str:

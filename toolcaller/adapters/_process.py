@@ -14,6 +14,7 @@ import os
 import pickle
 import signal
 import threading
+import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -62,6 +63,13 @@ class ProcessPool:
         self._lock = threading.Lock()
         self._closed = False
 
+    def warm(self) -> None:
+        """Make sure one idle child is ready (started in the calling thread if none is)."""
+        with self._lock:
+            if self._idle or self._closed:
+                return
+        self._give_back(_Worker(self._context))
+
     def _take(self) -> _Worker:
         with self._lock:
             if self._idle:
@@ -78,11 +86,12 @@ class ProcessPool:
     def run(self, tool: Tool, fn: Callable[..., Any], kwargs: JSONObject,
             ctx: AttemptContext) -> object:
         """Run in a child and wait at most `ctx.timeout_s`; kill the child on timeout."""
+        began = time.monotonic()
         payload = _payload(tool, fn, kwargs, ctx)
         worker = self._take()
         try:
             worker.conn.send_bytes(payload)
-            if not worker.conn.poll(ctx.timeout_s):
+            if not worker.conn.poll(max(ctx.timeout_s - (time.monotonic() - began), 0.0)):
                 worker.kill()
                 raise ToolTimeoutError(_killed(ctx))
             reply = worker.conn.recv_bytes()

@@ -7,13 +7,12 @@ to the registry file's folder). Imports happen on first call, never at discovery
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import importlib.util
 import inspect
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,7 +55,10 @@ class PythonAdapter:
             target = self._target(tool)
         except ToolCallError:
             return True  # let run() report the import error
-        return not target.is_async or tool.isolation == "process"
+        if tool.isolation == "process":
+            self._process_pool().warm()  # start a child now, not inside the attempt's time
+            return True
+        return not target.is_async
 
     def run(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
         """Run one attempt and wait for it at most `ctx.timeout_s`."""
@@ -77,8 +79,12 @@ class PythonAdapter:
         if tool.isolation == "process":
             return await self._process_pool().arun(tool, target.fn, kwargs, ctx)
         if target.is_async:
-            with _translate(params):
+            try:
                 return await target.fn(**kwargs)
+            except (ToolCallError, asyncio.CancelledError):
+                raise
+            except BaseException as exc:  # SystemExit from a tool is the tool's failure
+                raise translate_exception(exc, params) from exc
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Job] = loop.create_future()
 
@@ -152,16 +158,6 @@ def _thread_timeout_message(ctx: AttemptContext, pool: WorkerPool) -> str:
     if pool.busy >= pool.max_workers:
         message += f"; all {pool.max_workers} worker threads are busy"
     return message
-
-
-@contextlib.contextmanager
-def _translate(params: JSONObject) -> Iterator[None]:
-    try:
-        yield
-    except (ToolCallError, asyncio.CancelledError):
-        raise
-    except BaseException as exc:
-        raise translate_exception(exc, params) from exc
 
 
 def translate_exception(exc: BaseException, params: JSONObject | None = None) -> ToolCallError:

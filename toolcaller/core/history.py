@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolcaller.envelope import format_timestamp, now_utc
+from toolcaller.envelope import Options, format_timestamp, now_utc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,8 +54,15 @@ class CallRecord:
     message: str | None
     params: Any
     """The params, with secrets masked."""
-    options: dict[str, Any]
+    options: Options | None
+    """The call's resolved options (`options_dict()` gives the ones that differ from defaults)."""
     attempts: list[AttemptRecord] = field(default_factory=list)
+
+    def options_dict(self) -> dict[str, Any]:
+        """Return the options that differ from the contract's defaults, with request keys."""
+        if self.options is None:
+            return {}
+        return self.options.model_dump(by_alias=True, exclude_defaults=True)
 
     @property
     def timestamp(self) -> str:
@@ -74,7 +81,7 @@ class CallRecord:
             "message": self.message,
             "attempts": len(self.attempts),
             "params": self.params,
-            "options": self.options,
+            "options": self.options_dict(),
             "trail": [asdict(a) for a in self.attempts],
         }
 

@@ -87,9 +87,25 @@ def _is_secret_key(key: str, extra: Collection[str]) -> bool:
     return key in extra or is_secret_name(key)
 
 
+_PLAIN = (int, float, bool, type(None))
+
+
 def redact_params(params: Any, secret_keys: Collection[str] = ()) -> Any:
     """Return a copy of params with secret-keyed values masked and token-shaped strings masked."""
-    return _redact(params, secret_keys, (), 0)
+    if type(params) is not dict:
+        return _redact(params, secret_keys, (), 0)
+    out = {}
+    # The flat case (scalars under plain keys) is every call's: keep it a tight loop.
+    for key, value in params.items():
+        if value is not None and (key in secret_keys or is_secret_name(key)):
+            out[key] = MASK
+        elif type(value) in _PLAIN:
+            out[key] = value
+        elif type(value) is str and len(value) < 16:
+            out[key] = value
+        else:
+            out[key] = _redact(value, secret_keys, (), 1)
+    return out
 
 
 def redact_value(value: Any, secrets: Iterable[str] = ()) -> Any:

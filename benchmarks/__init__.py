@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print their figures (no timed assertions in the tests)."""

@@ -1,0 +1,46 @@
+"""The public surface: a sorted, complete __all__ and a light `import toolcaller`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import toolcaller
+
+
+class TestPublicApi:
+    def test_all_is_sorted_and_complete(self) -> None:
+        """`__all__` is sorted and lists exactly the public names the package exports."""
+        assert toolcaller.__all__ == sorted(toolcaller.__all__)
+        public = {
+            name for name in vars(toolcaller)
+            if not name.startswith("_") and name not in {
+                "caller", "core", "envelope", "errors", "sources", "adapters", "demo",
+                "testing", "cli", "widgets", "export",
+            }
+        }
+        assert public == set(toolcaller.__all__)
+
+    def test_import_is_light(self) -> None:
+        """`import toolcaller` loads neither pandas, ipywidgets, jsonschema nor httpx."""
+        code = (
+            "import sys, json, toolcaller\n"
+            "print(json.dumps([m for m in ('pandas', 'ipywidgets', 'jsonschema', 'httpx', 'mcp')"
+            " if m in sys.modules]))"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True)
+        assert json.loads(out.stdout) == []
+
+    def test_discover_does_not_import_heavy_modules(self) -> None:
+        """Discovery on the demo registry needs neither pandas nor jsonschema nor httpx."""
+        code = (
+            "import sys, json\n"
+            "from toolcaller import ToolCaller\n"
+            "ToolCaller().discover('math')\n"
+            "print(json.dumps([m for m in ('pandas', 'ipywidgets', 'httpx') if m in sys.modules]))"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True)
+        assert json.loads(out.stdout) == []
