@@ -53,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="answer requests read on stdin (one JSON value, or JSON Lines)")
     sub.add_parser("registry-schema", parents=[common],
                    help="print the JSON Schema of registry files")
+    sub.add_parser("demo", parents=[common],
+                   help="list the tools and call a few of them, one line per call")
     return parser
 
 
@@ -74,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             return _discover(caller, args)
         if args.command == "call":
             return _call(caller, args)
+        if args.command == "demo":
+            return _demo(caller)
         return _handle(caller, sys.stdin, sys.stdout, args.indent)
     except _UsageError as exc:
         print(f"toolcaller: {exc}", file=sys.stderr)
@@ -127,6 +131,33 @@ def _call(caller: ToolCaller, args: argparse.Namespace) -> int:
     answer = caller.handle(request)
     _write(sys.stdout, answer, args.indent if args.indent is not None else 2)
     return EXIT_OK if answer.get("success") else EXIT_FAILED
+
+
+DEMO_REQUESTS: list[dict[str, Any]] = [
+    {"toolName": "math.add", "params": {"a": 1, "b": 2}},
+    {"toolName": "text.echo", "params": {"text": "hello", "upper": True}},
+    {"toolName": "demo.flaky", "params": {"failures": 1, "key": "cli-demo"}},
+    {"toolName": "demo.slow", "params": {"seconds": 5}, "options": {"timeout": 100, "retries": 1, "retryDelay": 100}},
+    {"toolName": "demo.fail", "options": {"retries": 2}},
+    {"toolName": "math.ad", "params": {"a": 1, "b": 2}},
+    {"toolName": "math.add", "params": {"a": "one"}},
+    {"toolName": "math.divide", "params": {"a": 1, "b": 0}},
+    {"toolName": "demo.not_json"},
+]
+
+
+def _demo(caller: ToolCaller) -> int:
+    """Discover the tools, then call a few: one success and every error code."""
+    tools = caller.discover().result["tools"]
+    print(f"{len(tools)} tools: " + ", ".join(t["name"] for t in tools))
+    for request in DEMO_REQUESTS:
+        answer = caller.handle(request)
+        meta = answer["metadata"]
+        outcome = (json.dumps(answer["result"]) if answer["success"]
+                   else f"{answer['error']['code']}: {answer['error']['message']}")
+        print(f"{request['toolName']:<14} attempts={meta['attempts']} "
+              f"{meta['duration']:>8.1f} ms  {outcome}")
+    return EXIT_OK
 
 
 def _read_params(text: str) -> Any:
