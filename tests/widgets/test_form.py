@@ -1,0 +1,555 @@
+"""ParamForm: widgets per schema feature, optional/nullable/defaults, errors, raw JSON, observe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from toolcaller.widgets import ParamForm
+from toolcaller.widgets._fields import FIELD_BUILDERS
+
+
+def at(form: ParamForm, pointer: str) -> Any:
+    """The control at `pointer`, which must exist."""
+    control = form.widget_at(pointer)
+    assert control is not None, pointer
+    return control
+
+
+def field(form: ParamForm, pointer: str) -> Any:
+    """The field at `pointer` (inside its toggles), which must exist."""
+    found = form.field_at(pointer)
+    assert found is not None, pointer
+    return found
+
+
+def toggle(form: ParamForm, pointer: str) -> Any:
+    """The include/null toggle at `pointer`, which must exist."""
+    found = form.toggle_at(pointer)
+    assert found is not None, pointer
+    return found
+
+
+def obj(properties: dict[str, Any], *required: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required), **extra}
+
+
+def shown_error(form: ParamForm, pointer: str) -> str:
+    """The text of the inline error under the field at `pointer` ("" when none)."""
+    found = field(form, pointer)
+    boxes = [found.widget, *getattr(found.widget, "children", ())]
+    texts = [
+        child.value
+        for box in boxes
+        for child in getattr(box, "children", ())
+        if type(child).__name__ == "HTML" and "color:#c62828" in child.value
+    ]
+    return " ".join(texts)
+
+
+WIDGETS: list[tuple[str, dict[str, Any], str]] = [
+    ("text", {"type": "string"}, "Text"),
+    ("long-text", {"type": "string", "maxLength": 500}, "Textarea"),
+    ("textarea-format", {"type": "string", "format": "textarea"}, "Textarea"),
+    ("text-media", {"type": "string", "contentMediaType": "text/markdown"}, "Textarea"),
+    ("multi-line-description", {"type": "string", "description": "A multi-line note"}, "Textarea"),
+    ("write-only", {"type": "string", "writeOnly": True}, "Password"),
+    ("password-format", {"type": "string", "format": "password"}, "Password"),
+    ("date", {"type": "string", "format": "date"}, "DatePicker"),
+    ("date-time", {"type": "string", "format": "date-time"}, "DatetimePicker"),
+    ("integer", {"type": "integer"}, "IntText"),
+    ("bounded-integer", {"type": "integer", "minimum": 0}, "BoundedIntText"),
+    ("number", {"type": "number"}, "FloatText"),
+    ("bounded-number", {"type": "number", "maximum": 1.5}, "BoundedFloatText"),
+    ("boolean", {"type": "boolean"}, "Checkbox"),
+    ("enum", {"enum": ["a", 1, None]}, "Dropdown"),
+    ("string-enum-array", {"type": "array", "items": {"enum": ["a", "b"]}}, "TagsInput"),
+    ("any-of", {"anyOf": [{"type": "string"}, {"type": "integer"}]}, "Dropdown"),
+    ("anything", {}, "Textarea"),
+    ("tuple", {"type": "array", "prefixItems": [{"type": "string"}]}, "Textarea"),
+    ("array", {"type": "array", "items": {"type": "string"}}, "VBox"),
+    ("nested-object", obj({"x": {"type": "integer"}}), "VBox"),
+]
+
+
+class TestWidgetChoice:
+    @pytest.mark.parametrize(
+        ("schema", "kind"), [(s, k) for _, s, k in WIDGETS], ids=[name for name, _, _ in WIDGETS]
+    )
+    def test_each_schema_feature_gets_its_control(self, schema: dict[str, Any], kind: str) -> None:
+        """The control at a property's pointer is the widget its schema calls for."""
+        form = ParamForm(obj({"p": schema}, "p"))
+        assert type(at(form, "/p")).__name__ == kind
+
+    def test_builders_run_in_the_documented_order(self) -> None:
+        """secret, enum/const, boolean, integer, number, string, array, object, union, raw."""
+        names = [builder.__name__ for builder in FIELD_BUILDERS]
+        assert names == [
+            "build_secret",
+            "build_enum",
+            "build_boolean",
+            "build_integer",
+            "build_number",
+            "build_string",
+            "build_array",
+            "build_object",
+            "build_union",
+            "build_raw_json",
+        ]
+
+    def test_const_is_read_only_and_always_sent(self) -> None:
+        """A const shows its JSON in a disabled box and is part of the value."""
+        form = ParamForm(obj({"kind": {"const": "circle"}, "v": {"const": 1}}, "kind"))
+        control = at(form, "/kind")
+        assert control.disabled
+        assert control.value == '"circle"'
+        assert form.value == {"kind": "circle", "v": 1}
+
+    def test_exclusive_integer_bounds_become_inclusive_limits(self) -> None:
+        """`exclusiveMinimum: 0, exclusiveMaximum: 10` gives a box from 1 to 9."""
+        form = ParamForm(
+            obj({"n": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10}}, "n")
+        )
+        control = at(form, "/n")
+        assert (control.min, control.max, control.value) == (1, 9, 1)
+
+    def test_an_integer_stays_an_int(self) -> None:
+        """What a user types in an integer box reads back as an `int`."""
+        form = ParamForm(obj({"n": {"type": "integer", "minimum": 0, "maximum": 9}}, "n"))
+        at(form, "/n").value = 5
+        assert form.value == {"n": 5}
+        assert type(form.value["n"]) is int
+
+    def test_mixed_enum_keeps_value_types(self) -> None:
+        """Picking `1`, `"1"` or `true` from a mixed enum gives exactly that value."""
+        form = ParamForm(obj({"e": {"enum": [1, "1", True, 1.0]}}, "e"))
+        dropdown = at(form, "/e")
+        assert [label for label, _ in dropdown.options] == ["1", '"1"', "true", "1.0"]
+        picked = []
+        for index in range(4):
+            dropdown.value = index
+            picked.append(form.value["e"])
+        assert [type(v) for v in picked] == [int, str, bool, float]
+
+    def test_pattern_is_the_placeholder(self) -> None:
+        """A pattern is shown as the placeholder of its Text box."""
+        form = ParamForm(obj({"code": {"type": "string", "pattern": "^[A-Z]+$"}}))
+        assert at(form, "/code").placeholder == "pattern: ^[A-Z]+$"
+
+
+class TestLabels:
+    def test_required_fields_have_an_asterisk(self) -> None:
+        """The label of a required field ends with `*`; an optional one has none."""
+        form = ParamForm(obj({"a": {"type": "string"}, "b": {"type": "string"}}, "a"))
+        assert at(form, "/a").description == "a *"
+        assert at(form, "/b").description == "b"
+
+    def test_title_is_the_label_and_description_the_tooltip(self) -> None:
+        """`title` labels the field; `description` and `default` are its tooltip."""
+        form = ParamForm(
+            obj(
+                {
+                    "n": {
+                        "type": "integer",
+                        "title": "Count",
+                        "description": "How many.",
+                        "default": 3,
+                    }
+                }
+            )
+        )
+        control = at(form, "/n")
+        assert control.description == "Count"
+        assert control.tooltip == "How many.\ndefault: 3"
+
+    def test_nested_object_has_a_bordered_box_with_a_heading(self) -> None:
+        """A nested object sits in a bordered box headed by its label."""
+        form = ParamForm(obj({"inner": obj({"x": {"type": "integer"}}, "x")}, "inner"))
+        box = at(form, "/inner")
+        assert box.layout.border
+        assert "<b>inner *</b>" in box.children[0].value
+
+
+class TestOptionalAndDefaults:
+    SCHEMA = obj(
+        {
+            "name": {"type": "string"},
+            "size": {"type": "integer", "default": 10},
+            "mode": {"enum": ["fast", "slow"], "default": "slow"},
+            "opts": obj({"x": {"type": "integer"}}, "x"),
+        },
+        "mode",
+    )
+
+    def test_unset_optional_fields_are_left_out(self) -> None:
+        """A fresh form sends required fields only (here at their default)."""
+        assert ParamForm(self.SCHEMA).value == {"mode": "slow"}
+
+    def test_the_default_is_visible_but_not_sent_until_set(self) -> None:
+        """An optional field shows its default pre-filled; the key is sent once it is ticked."""
+        form = ParamForm(self.SCHEMA)
+        assert at(form, "/size").value == 10
+        assert "size" not in form.value
+        toggle(form, "/size").tick.value = True
+        assert form.value["size"] == 10
+
+    def test_editing_an_optional_field_includes_it(self) -> None:
+        """Typing in an optional field ticks its include box."""
+        form = ParamForm(self.SCHEMA)
+        at(form, "/name").value = "Ada"
+        assert toggle(form, "/name").tick.value
+        assert form.value == {"mode": "slow", "name": "Ada"}
+
+    def test_unticking_leaves_the_field_out_again(self) -> None:
+        """Unticking include removes the key and keeps what was typed for later."""
+        form = ParamForm(self.SCHEMA)
+        at(form, "/name").value = "Ada"
+        toggle(form, "/name").tick.value = False
+        assert "name" not in form.value
+        assert at(form, "/name").value == "Ada"
+
+    def test_optional_object_is_built_when_first_needed(self) -> None:
+        """An optional object has no sub-fields until it is switched on or reached."""
+        form = ParamForm(self.SCHEMA)
+        assert toggle(form, "/opts").inner is None
+        at(form, "/opts/x").value = 4
+        assert form.value["opts"] == {"x": 4}
+
+    def test_setting_a_value_without_a_key_unticks_it(self) -> None:
+        """`value = {...}` without an optional key switches that field off."""
+        form = ParamForm(self.SCHEMA, value={"mode": "fast", "name": "x"})
+        form.value = {"mode": "fast"}
+        assert not toggle(form, "/name").tick.value
+
+
+class TestNullable:
+    SCHEMA = obj(
+        {
+            "n": {"type": ["integer", "null"]},
+            "s": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": "hi"},
+        },
+        "n",
+        "s",
+    )
+
+    def test_nullable_starts_null_unless_a_default_says_otherwise(self) -> None:
+        """No default: null is ticked; a non-null default is shown and sent."""
+        assert ParamForm(self.SCHEMA).value == {"n": None, "s": "hi"}
+
+    def test_null_can_be_set_explicitly(self) -> None:
+        """Ticking null sends null."""
+        form = ParamForm(self.SCHEMA)
+        toggle(form, "/s").tick.value = True
+        assert form.value["s"] is None
+
+    def test_editing_a_null_field_unticks_null(self) -> None:
+        """Typing a number into a null field sends the number."""
+        form = ParamForm(self.SCHEMA)
+        at(form, "/n").value = 12
+        assert form.value["n"] == 12
+        assert not toggle(form, "/n").tick.value
+
+    def test_optional_and_nullable_have_both_ticks(self) -> None:
+        """Optional + nullable: leave it out, send null, or send a value."""
+        form = ParamForm(obj({"v": {"type": ["string", "null"]}}))
+        assert form.value == {}
+        outer = toggle(form, "/v")
+        outer.tick.value = True
+        assert form.value == {"v": None}
+        outer.inner.tick.value = False
+        assert form.value == {"v": ""}
+
+
+class TestErrors:
+    SCHEMA = obj(
+        {
+            "name": {"type": "string", "minLength": 2},
+            "a/b": {"type": "integer", "maximum": 5},
+            "rows": {
+                "type": "array",
+                "items": obj({"qty": {"type": "integer", "minimum": 1}}, "qty"),
+            },
+        },
+        "name",
+    )
+
+    def test_errors_name_the_pointer_and_show_beside_the_field(self) -> None:
+        """A violation is in `.errors` and in red under the field its pointer names."""
+        form = ParamForm(self.SCHEMA)
+        assert form.errors == [("/name", "'' is too short")]
+        assert "too short" in shown_error(form, "/name")
+        at(form, "/name").value = "Ada"
+        assert form.errors == []
+        assert shown_error(form, "/name") == ""
+
+    def test_pointer_tokens_are_escaped(self) -> None:
+        """A property called `a/b` has the pointer `/a~1b`."""
+        form = ParamForm(self.SCHEMA, value={"name": "Ada", "a/b": 9})
+        assert form.errors == [("/a~1b", "9 is greater than the maximum of 5")]
+        assert "maximum" in shown_error(form, "/a~1b")
+
+    def test_errors_inside_array_rows(self) -> None:
+        """An error in the second row's field shows under that field."""
+        form = ParamForm(self.SCHEMA, value={"name": "Ada", "rows": [{"qty": 1}, {"qty": 0}]})
+        assert [p for p, _ in form.errors] == ["/rows/1/qty"]
+        assert "minimum" in shown_error(form, "/rows/1/qty")
+        assert shown_error(form, "/rows/0/qty") == ""
+
+    def test_top_level_errors_show_at_the_top(self) -> None:
+        """A missing required key (pointer "") is shown in the banner above the fields."""
+        form = ParamForm(obj({"a": {"type": "string"}}, "a", additionalProperties=False))
+        form.value = {"a": "x", "zzz": 1}
+        assert [p for p, _ in form.errors] == [""]
+        assert "zzz" in form.error_banner.value
+
+    def test_external_violations_show_until_the_next_edit(self) -> None:
+        """`show_errors` shows a server's violations; an edit or `clear_errors` hides them."""
+        form = ParamForm(self.SCHEMA, value={"name": "Ada"})
+        form.show_errors([("/name", "taken"), {"pointer": "", "message": "try later"}])
+        assert "taken" in shown_error(form, "/name")
+        assert "try later" in form.error_banner.value
+        form.clear_errors()
+        assert shown_error(form, "/name") == ""
+        form.show_errors([("/name", "taken")])
+        at(form, "/name").value = "Bob"
+        assert shown_error(form, "/name") == ""
+
+    def test_a_pointer_below_any_field_goes_to_the_nearest_one(self) -> None:
+        """A violation at `/rows/7/x` shows on the rows field, naming the rest of the pointer."""
+        form = ParamForm(self.SCHEMA, value={"name": "Ada", "rows": []})
+        form.show_errors([("/rows/7/x", "gone")])
+        assert "/7/x: gone" in shown_error(form, "/rows")
+
+    def test_draft_07_is_used_when_the_schema_says_so(self) -> None:
+        """Under draft-07, `dependentRequired` (a 2019 keyword) checks nothing."""
+        body = obj(
+            {"a": {"type": "string"}, "b": {"type": "string"}}, dependentRequired={"a": ["b"]}
+        )
+        value = {"a": "x"}
+        assert ParamForm(body, value=value).errors == [("", "'b' is a dependency of 'a'")]
+        draft7 = {**body, "$schema": "http://json-schema.org/draft-07/schema#"}
+        assert ParamForm(draft7, value=value).errors == []
+
+    def test_raw_json_field_reports_text_that_is_not_json(self) -> None:
+        """A raw JSON editor with bad text keeps its last value and reports the syntax error."""
+        form = ParamForm(obj({"any": {}}, "any"), value={"any": [1]})
+        at(form, "/any").value = "[1, "
+        assert form.value == {"any": [1]}
+        assert form.errors[0][0] == "/any"
+        assert form.errors[0][1].startswith("invalid JSON")
+        assert "invalid JSON" in shown_error(form, "/any")
+
+
+class TestRawMode:
+    SCHEMA = obj({"a": {"type": "integer"}, "b": {"type": "string"}}, "a")
+
+    def test_the_toggle_shows_the_params_as_json(self) -> None:
+        """Raw mode replaces the fields by one Textarea holding the params."""
+        form = ParamForm(self.SCHEMA, value={"a": 1, "b": "x"})
+        form.raw_toggle.value = True
+        assert form.raw_text in form.children[2].children
+        assert form.raw_text.value == '{\n  "a": 1,\n  "b": "x"\n}'
+
+    def test_raw_edits_are_the_value_and_reach_the_fields(self) -> None:
+        """Text that parses is `.value` at once and fills the fields when leaving raw mode."""
+        form = ParamForm(self.SCHEMA)
+        form.raw_toggle.value = True
+        form.raw_text.value = '{"a": 7, "b": "seven"}'
+        assert form.value == {"a": 7, "b": "seven"}
+        form.raw_toggle.value = False
+        assert at(form, "/a").value == 7
+        assert form.value == {"a": 7, "b": "seven"}
+
+    def test_invalid_json_keeps_the_last_good_value(self) -> None:
+        """Text that does not parse is reported at the top; `.value` keeps the last good one."""
+        form = ParamForm(self.SCHEMA, value={"a": 1})
+        form.raw_toggle.value = True
+        form.raw_text.value = '{"a": 2'
+        assert form.value == {"a": 1}
+        assert form.errors[-1][1].startswith("invalid JSON")
+        assert "invalid JSON" in form.error_banner.value
+
+    def test_schema_errors_show_in_the_banner_in_raw_mode(self) -> None:
+        """With the fields hidden, every violation is listed at the top with its pointer."""
+        form = ParamForm(self.SCHEMA)
+        form.raw_toggle.value = True
+        form.raw_text.value = '{"a": "x"}'
+        assert "/a: &#x27;x&#x27; is not of type" in form.error_banner.value
+
+    def test_setting_value_in_raw_mode_rewrites_the_text(self) -> None:
+        """`value = ...` while raw shows the new params in the text."""
+        form = ParamForm(self.SCHEMA)
+        form.raw_toggle.value = True
+        form.value = {"a": 3}
+        assert form.raw_text.value == '{\n  "a": 3\n}'
+
+
+class TestArrays:
+    SCHEMA = obj(
+        {
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "rows": {"type": "array", "items": obj({"name": {"type": "string"}}, "name")},
+            "colours": {"type": "array", "uniqueItems": True, "items": {"enum": ["red", "green"]}},
+        },
+        "tags",
+        "rows",
+        "colours",
+    )
+
+    def test_add_and_remove_rows(self) -> None:
+        """Add appends an item field; remove deletes that item and later ones move up."""
+        form = ParamForm(self.SCHEMA)
+        tags = field(form, "/tags")
+        for text in ("a", "b", "c"):
+            tags.add_button.click()
+            at(form, f"/tags/{len(tags.rows) - 1}").value = text
+        assert form.value["tags"] == ["a", "b", "c"]
+        tags.rows[1].remove_button.click()
+        assert form.value["tags"] == ["a", "c"]
+        assert at(form, "/tags/1").value == "c"
+
+    def test_rows_of_objects_are_nested_forms(self) -> None:
+        """Each row of an array of objects holds the object's fields."""
+        form = ParamForm(self.SCHEMA)
+        field(form, "/rows").add_button.click()
+        at(form, "/rows/0/name").value = "first"
+        assert form.value["rows"] == [{"name": "first"}]
+
+    def test_setting_fewer_items_removes_rows(self) -> None:
+        """Setting a shorter list drops the extra rows."""
+        form = ParamForm(self.SCHEMA, value={"tags": ["a", "b", "c"], "rows": [], "colours": []})
+        form.value = {"tags": ["z"], "rows": [], "colours": []}
+        assert len(field(form, "/tags").rows) == 1
+
+    def test_enum_arrays_use_tags(self) -> None:
+        """An array of string enums is a TagsInput keeping the user's order."""
+        form = ParamForm(self.SCHEMA)
+        tags = at(form, "/colours")
+        assert (tags.allowed_tags, tags.allow_duplicates) == (["red", "green"], False)
+        tags.value = ["green", "red"]
+        assert form.value["colours"] == ["green", "red"]
+
+    def test_free_key_objects_have_entries(self) -> None:
+        """`additionalProperties` alone gives key/value rows."""
+        form = ParamForm({"type": "object", "additionalProperties": {"type": "integer"}})
+        entries = field(form, "")
+        entries.add_button.click()
+        entries.rows[0].key.value = "count"
+        at(form, "/count").value = 3
+        assert form.value == {"count": 3}
+
+
+class TestUnions:
+    SCHEMA = obj(
+        {
+            "shape": {
+                "oneOf": [
+                    {
+                        "title": "Circle",
+                        **obj({"r": {"type": "number"}}, "r", additionalProperties=False),
+                    },
+                    {
+                        "title": "Square",
+                        **obj({"side": {"type": "integer"}}, "side", additionalProperties=False),
+                    },
+                ]
+            }
+        },
+        "shape",
+    )
+
+    def test_the_chooser_switches_the_variant(self) -> None:
+        """Picking a variant shows its fields; switching back restores what was typed."""
+        form = ParamForm(self.SCHEMA)
+        chooser = at(form, "/shape")
+        assert [label for label, _ in chooser.options] == ["Circle", "Square"]
+        at(form, "/shape/r").value = 2.5
+        chooser.value = 1
+        at(form, "/shape/side").value = 4
+        assert form.value == {"shape": {"side": 4}}
+        chooser.value = 0
+        assert form.value == {"shape": {"r": 2.5}}
+
+    def test_setting_a_value_picks_the_first_variant_it_is_valid_for(self) -> None:
+        """`{"side": 3}` is only a Square, so Square is picked."""
+        form = ParamForm(self.SCHEMA)
+        form.value = {"shape": {"side": 3}}
+        assert at(form, "/shape").value == 1
+        assert form.errors == []
+
+    def test_scalar_variants(self) -> None:
+        """For `anyOf: [string, integer]`, an int picks the integer variant."""
+        form = ParamForm(obj({"u": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}, "u"))
+        form.value = {"u": 5}
+        assert at(form, "/u").value == 1
+        assert form.value == {"u": 5}
+
+
+TREE = {
+    "$defs": {
+        "node": obj(
+            {
+                "name": {"type": "string"},
+                "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+            },
+            "name",
+        )
+    },
+    "$ref": "#/$defs/node",
+}
+
+
+class TestRecursion:
+    def test_recursive_levels_are_built_on_demand(self) -> None:
+        """A tree schema builds one level, and the next when a row is added."""
+        form = ParamForm(TREE)
+        assert form.field_at("/kids/0") is None
+        field(form, "/kids").add_button.click()
+        at(form, "/kids/0/name").value = "leaf"
+        assert form.value == {"name": "", "kids": [{"name": "leaf"}]}
+
+
+class TestObserve:
+    def test_params_trait_fires_on_every_user_change(self) -> None:
+        """`observe(..., names="params")` sees each edit."""
+        form = ParamForm(obj({"a": {"type": "integer"}}, "a"))
+        seen: list[Any] = []
+        form.observe(lambda change: seen.append(change["new"]), names="params")
+        at(form, "/a").value = 1
+        at(form, "/a").value = 2
+        assert seen == [{"a": 1}, {"a": 2}]
+
+    def test_setting_params_fills_the_form(self) -> None:
+        """Assigning the trait is the same as assigning `value`."""
+        form = ParamForm(obj({"a": {"type": "integer"}}, "a"))
+        form.params = {"a": 9}
+        assert at(form, "/a").value == 9
+
+    def test_programmatic_set_notifies_once(self) -> None:
+        """Setting `value` notifies observers once, not once per field."""
+        form = ParamForm(obj({"a": {"type": "integer"}, "b": {"type": "string"}}, "a", "b"))
+        seen: list[Any] = []
+        form.observe(lambda change: seen.append(change["new"]), names="params")
+        form.value = {"a": 1, "b": "x"}
+        assert seen == [{"a": 1, "b": "x"}]
+
+    def test_unknown_pointers_find_nothing(self) -> None:
+        """`widget_at` returns None for a pointer that names no field."""
+        form = ParamForm(obj({"a": {"type": "integer"}}))
+        assert form.widget_at("/nope") is None
+        assert form.widget_at("/a/0") is None
+
+    def test_close_closes_every_widget_made(self) -> None:
+        """`close()` closes the fields' widgets too, shown or not."""
+        form = ParamForm(obj({"a": {"type": "integer"}, "u": {"anyOf": [{"type": "string"}]}}))
+        control, chooser = at(form, "/a"), at(form, "/u")
+        form.close()
+        assert control.comm is None
+        assert chooser.comm is None
+
+    def test_the_form_renders_without_a_kernel(self) -> None:
+        """The form is a VBox with a widget-view mime bundle."""
+        form = ParamForm(obj({"a": {"type": "integer"}}))
+        bundle = form._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in bundle

@@ -1,0 +1,5 @@
+"""Jupyter widgets: the catalogue, parameter forms, results, history and the explorer."""
+
+from toolcaller.widgets.form import ParamForm
+
+__all__ = ["ParamForm"]
