@@ -51,6 +51,11 @@ class LoopThread:
                 self._loop = new_loop
             return self._loop
 
+    @property
+    def started(self) -> bool:
+        """Say whether the private loop is running (it starts on first use)."""
+        return self._loop is not None
+
     def in_loop_thread(self) -> bool:
         """Say whether the caller runs on the private loop's own thread."""
         return self._thread is not None and threading.current_thread() is self._thread

@@ -162,7 +162,12 @@ class ToolCaller(AttemptRunner):
         arrived, start = self._wall(), self._clock()
         call_id = self._next_id()
         try:
-            prepared = self._prepare(name, params, options, option_kwargs)
+            if self.registry.needs_listing(name) and not self.loop_thread.in_loop_thread():
+                # Listing a source may start a server: keep the caller's loop free meanwhile.
+                prepared = await asyncio.to_thread(
+                    self._prepare, name, params, options, option_kwargs)
+            else:
+                prepared = self._prepare(name, params, options, option_kwargs)
         except ToolCallError as error:
             return self._failed(call_id, name, params, None, error, arrived, start, None, ())
         return await self._attempts_async(prepared, call_id, arrived, start)
@@ -284,7 +289,7 @@ class ToolCaller(AttemptRunner):
         self._closed = True
         for adapter in list(self.adapters.values()):
             try:
-                if self.loop_thread._loop is not None:
+                if self.loop_thread.started:
                     self.loop_thread.run(adapter.aclose())
                 else:
                     adapter.close()
@@ -387,6 +392,10 @@ def _builtin_adapter(kind: str, caller: ToolCaller) -> Adapter:
         from toolcaller.adapters.http import HttpAdapter
 
         return HttpAdapter()
+    if kind == "mcp":
+        from toolcaller.adapters.mcp import McpAdapter
+
+        return McpAdapter()
     raise ExecutionError(f"no adapter for tools of kind {kind!r}", permanent=True)
 
 

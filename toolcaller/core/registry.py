@@ -18,7 +18,7 @@ import shlex
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from toolcaller.core.tool import Tool
 from toolcaller.errors import UsageError
@@ -88,13 +88,19 @@ class Registry:
         """The lazy sources, in the order they were added."""
         return list(self._sources)
 
+    def needs_listing(self, name: Any) -> bool:
+        """Say whether finding `name` may list a lazy source (start a server, say)."""
+        return bool(self._sources) and isinstance(name, str) and name not in self._tools
+
     def get(self, name: str) -> Tool | None:
         """Return the tool with this name, listing a lazy source if its prefix matches."""
         tool = self._tools.get(name)
         if tool is not None or not self._sources:
             return tool
         for source in self._sources:
-            if name.startswith(source.prefix):
+            # A prefix ending in "." owns a namespace; any other names exactly one tool.
+            if name == source.prefix or (source.prefix.endswith(".")
+                                         and name.startswith(source.prefix)):
                 for candidate in source.list_tools():  # may raise: the caller reports it
                     if candidate.name == name:
                         return candidate

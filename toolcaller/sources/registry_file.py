@@ -48,11 +48,17 @@ def load_registry(path: str | Path, caller: ToolCaller) -> None:
             source=str(source),
         ) from None
     tools = tools_from_data(data, str(source), source.resolve().parent)
+    lazy = [t.cache["entry"] for t in tools if t.kind == "mcp" and "paramsSchema" not in
+            t.cache["entry"]]
     for tool in tools:
-        caller.registry.add(tool)
+        if not (tool.kind == "mcp" and "paramsSchema" not in tool.cache["entry"]):
+            caller.registry.add(tool)
     servers = data.get("mcpServers") or {}
+    _check_mcp_servers(tools, servers, source)
     if servers:
-        _add_mcp_servers(caller, servers, source)
+        from toolcaller.sources.mcp import attach_mcp_servers
+
+        attach_mcp_servers(caller, servers, source.resolve().parent, entries=lazy)
 
 
 def tools_from_data(data: Any, source: str = "<registry>", base_dir: Path | None = None,
@@ -88,7 +94,7 @@ def _checked_schema(schema_json: str) -> str | None:
 
 def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
     kind = next(k for k in KINDS if k in entry)
-    return Tool(
+    made = Tool(
         name=entry["name"],
         description=entry["description"],
         params_schema=schema,
@@ -100,6 +106,8 @@ def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
         idempotent=entry.get("idempotent", False),
         base_dir=base_dir,
     )
+    made.cache["entry"] = entry
+    return made
 
 
 _checker: Any = None
@@ -137,12 +145,11 @@ def _explain(error: Any) -> str:
     return str(error.message)
 
 
-def _add_mcp_servers(caller: ToolCaller, servers: dict[str, Any], source: Path) -> None:
-    try:
-        from toolcaller.sources.mcp import attach_mcp_servers
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise RegistryError(
-            f"{source}: /mcpServers: MCP support needs the 'mcp' extra "
-            f"(pip install 'toolcaller[mcp]'): {exc}", source=str(source),
-            pointer="/mcpServers") from None
-    attach_mcp_servers(caller, servers, source.resolve().parent)
+def _check_mcp_servers(tools: list[Tool], servers: dict[str, Any], source: Path) -> None:
+    for index, tool in enumerate(tools):
+        if tool.kind == "mcp" and tool.target["server"] not in servers:
+            known = ", ".join(sorted(servers)) or "none"
+            raise RegistryError(
+                f"{source}: /tools/{index}/mcp/server: no MCP server named "
+                f"{tool.target['server']!r} in mcpServers (known: {known})",
+                source=str(source), pointer=f"/tools/{index}/mcp/server")

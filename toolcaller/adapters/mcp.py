@@ -1,0 +1,291 @@
+"""MCP tools: one `tools/call` per attempt on the server's shared session, results mapped.
+
+Failures map to codes as follows (the engine retries only what is retryable):
+
+| what came back                                 | code            | retried              |
+|------------------------------------------------|-----------------|----------------------|
+| a result with `isError: true`                  | EXECUTION_ERROR | no (*)               |
+| JSON-RPC -32602, invalid arguments             | INVALID_PARAMS  | no                   |
+| JSON-RPC -32602 "Unknown tool", -32601, -32600 | EXECUTION_ERROR | no                   |
+| JSON-RPC -32603 and server-defined codes       | EXECUTION_ERROR | yes                  |
+| connection lost (-32000, a closed stream)      | EXECUTION_ERROR | yes (new session)    |
+| the request's read timeout (-32001)            | TIMEOUT         | yes                  |
+| a server that cannot start                     | EXECUTION_ERROR | yes, unless no command |
+
+(*) MCP servers report tool failures in the result so that a model can correct its input
+(bad arguments, unknown ids): another identical attempt would fail the same way. A server
+entry or tool entry with `"retryToolErrors": true` makes them retryable (a fetch server whose
+upstream is flaky).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Protocol
+
+from toolcaller._types import JSONObject
+from toolcaller.adapters.base import AttemptContext, TextOutput
+from toolcaller.core.tool import Tool
+from toolcaller.errors import (
+    ExecutionError,
+    InvalidParamsError,
+    ToolCallError,
+    ToolTimeoutError,
+)
+
+if TYPE_CHECKING:
+    from toolcaller._loop import LoopThread
+
+__all__ = ["McpAdapter", "McpSessions"]
+
+READ_TIMEOUT_GUARD_S = 1.0
+"""The SDK's own read timeout is set this much after the attempt's: the engine's cancellation
+normally comes first (and cancels the request on the server); the guard only catches a request
+that is not cancelled."""
+
+_MESSAGE_CHARS = 1_000
+
+# JSON-RPC error codes (mcp.types), kept here so that importing the core needs no mcp.
+_CONNECTION_CLOSED = -32000
+_REQUEST_TIMEOUT = -32001
+_PARSE_ERROR = -32700
+_INVALID_REQUEST = -32600
+_METHOD_NOT_FOUND = -32601
+_INVALID_PARAMS = -32602
+
+
+class McpSessions(Protocol):
+    """What the adapter needs from an MCP hub (`toolcaller.sources.mcp.McpHub`)."""
+
+    loop: LoopThread
+
+    @property
+    def server_names(self) -> list[str]:
+        """The configured server names."""
+        ...
+
+    def secrets(self, server: str) -> set[str]:
+        """Return values to mask for this server (its resolved `${VAR}`s)."""
+        ...
+
+    async def acall(
+        self, server: str, tool: str, arguments: JSONObject, *, timeout_s: float | None = None
+    ) -> Any:
+        """Call a tool from any event loop; return the SDK's `CallToolResult`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close every session."""
+        ...
+
+    def close(self) -> None:
+        """Close every session from sync code."""
+        ...
+
+
+class McpAdapter:
+    """Runs attempts of `mcp` tools on the sessions of one or more hubs.
+
+    A tool built by a hub carries it in `tool.cache["mcp_hub"]`; other tools (registry entries
+    that give their own schema) are served by the first hub that knows their server.
+    """
+
+    kind = "mcp"
+
+    def __init__(self, hub: McpSessions | None = None) -> None:
+        self._hubs: list[McpSessions] = [hub] if hub is not None else []
+
+    def add_hub(self, hub: McpSessions) -> None:
+        """Serve (and close) the servers of another hub too."""
+        if all(h is not hub for h in self._hubs):
+            self._hubs.append(hub)
+
+    def supports_sync(self, tool: Tool) -> bool:
+        """MCP calls are async on the private loop: the engine runs `arun` there."""
+        return False
+
+    def run(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
+        """Run one attempt from sync code (outside the private loop), within `ctx.timeout_s`."""
+        hub = self._hub_for(tool)
+        if hub.loop.in_loop_thread():
+            raise ExecutionError(
+                f"tool {tool.name!r}: McpAdapter.run cannot wait on the private loop's own "
+                "thread; await arun instead",
+                permanent=True,
+            )
+        future = hub.loop.submit(self.arun(tool, params, ctx))
+        try:
+            return future.result(timeout=ctx.timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()  # cancels the request task: the SDK tells the server
+            raise ToolTimeoutError(
+                f"tool {tool.name!r}: no result within {ctx.timeout_s * 1000:.0f} ms"
+            ) from None
+
+    async def arun(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
+        """Call the tool once; map the result to a value, `TextOutput` or contract error."""
+        hub = self._hub_for(tool)
+        server, name = _target(tool)
+        ctx.secrets.update(hub.secrets(server))
+        with _translate_errors(tool.name, server, name):
+            result = await hub.acall(
+                server, name, params, timeout_s=ctx.timeout_s + READ_TIMEOUT_GUARD_S
+            )
+        ctx.secrets.update(hub.secrets(server))  # a session started by this call has them now
+        return _output(result, tool, ctx)
+
+    async def aclose(self) -> None:
+        """Close every hub's sessions and stop their server processes."""
+        for hub in self._hubs:
+            await hub.aclose()
+
+    def close(self) -> None:
+        """Close every hub's sessions from sync code."""
+        for hub in self._hubs:
+            hub.close()
+
+    def _hub_for(self, tool: Tool) -> McpSessions:
+        hub = tool.cache.get("mcp_hub")
+        if hub is not None:
+            self.add_hub(hub)
+            return hub  # type: ignore[no-any-return]
+        server, _ = _target(tool)
+        for candidate in self._hubs:
+            if server in candidate.server_names:
+                return candidate
+        raise ExecutionError(
+            f"tool {tool.name!r}: no MCP server named {server!r} is configured "
+            "(add it to the registry's mcpServers)",
+            permanent=True,
+        )
+
+
+def _target(tool: Tool) -> tuple[str, str]:
+    target = tool.target
+    if isinstance(target, dict) and target.get("server") and target.get("tool"):
+        return str(target["server"]), str(target["tool"])
+    raise ExecutionError(
+        f"tool {tool.name!r}: an mcp target needs 'server' and 'tool', got {target!r}",
+        permanent=True,
+    )
+
+
+def _output(result: Any, tool: Tool, ctx: AttemptContext) -> object:
+    """Map a `CallToolResult`: `isError` raises; json prefers structured content."""
+    contents = [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in result.content]
+    if result.is_error:
+        text = _text_of(contents) or "the tool reported an error and gave no text"
+        retry = bool(tool.target.get("retryToolErrors")) if isinstance(tool.target, dict) else False
+        raise ExecutionError(
+            f"tool {tool.name!r} failed: {text}",
+            details={"content": contents},
+            permanent=not retry,
+        )
+    if ctx.format == "raw":
+        return contents
+    if result.structured_content is not None:
+        return result.structured_content
+    if len(contents) == 1 and contents[0].get("type") == "text":
+        return TextOutput(contents[0].get("text", ""), media_type="text/plain")
+    return contents
+
+
+def _text_of(contents: list[JSONObject]) -> str:
+    text = "\n".join(c["text"] for c in contents if c.get("type") == "text" and c.get("text"))
+    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS] + "…"
+
+
+def _error_map() -> dict[type[BaseException], type[ToolCallError]]:
+    """Low-level exceptions by type (the SDK's `MCPError` is mapped by code instead)."""
+    import anyio
+    import pydantic
+
+    return {
+        TimeoutError: ToolTimeoutError,
+        anyio.ClosedResourceError: ExecutionError,
+        anyio.BrokenResourceError: ExecutionError,
+        anyio.EndOfStream: ExecutionError,
+        OSError: ExecutionError,
+        pydantic.ValidationError: ExecutionError,  # a malformed result from the server
+    }
+
+
+def _catchable() -> tuple[type[BaseException], ...]:
+    """What `_translate_errors` maps; evaluated only when an exception is on its way."""
+    try:
+        from mcp.shared.exceptions import MCPError
+    except ImportError:  # without the extra no session exists, so no MCPError either
+        return (ExceptionGroup, *_error_map())
+    return (MCPError, ExceptionGroup, *_error_map())
+
+
+@contextmanager
+def _translate_errors(tool_name: str, server: str, mcp_tool: str) -> Iterator[None]:
+    try:
+        yield
+    except ToolCallError:
+        raise
+    except _catchable() as exc:
+        inner = _unwrap(exc)
+        if hasattr(inner, "error") and isinstance(getattr(inner, "code", None), int):
+            raise _from_mcp_error(inner, tool_name, server, mcp_tool) from exc
+        where = f"tool {tool_name!r}: MCP server {server!r}: {_describe(inner)}"
+        target = _most_specific(type(inner), _error_map()) or ExecutionError
+        if target is ExecutionError:
+            # A result the SDK cannot read (pydantic) will not read better next time.
+            permanent = type(inner).__name__ == "ValidationError"
+            raise ExecutionError(where, permanent=permanent) from exc
+        raise target(where) from exc
+
+
+def _from_mcp_error(exc: Any, tool_name: str, server: str, mcp_tool: str) -> ToolCallError:
+    code, message = exc.code, str(exc.message)
+    details: JSONObject = {"server": server, "tool": mcp_tool, "mcpCode": code}
+    if exc.data is not None:
+        details["data"] = exc.data
+    where = f"tool {tool_name!r}: MCP server {server!r}"
+    if code == _CONNECTION_CLOSED:
+        return ExecutionError(
+            f"{where}: the connection was lost ({message}); a new session starts on the "
+            "next attempt",
+            details=details,
+        )
+    if code == _REQUEST_TIMEOUT:
+        return ToolTimeoutError(f"{where}: no answer in time ({message})", details=details)
+    if code == _INVALID_PARAMS and "unknown tool" in message.lower():
+        return ExecutionError(
+            f"{where} has no tool {mcp_tool!r} (any more): {message}; discover again",
+            details=details,
+            permanent=True,
+        )
+    if code == _INVALID_PARAMS:
+        return InvalidParamsError(f"{where} rejected the params: {message}", details=details)
+    permanent = code in (_PARSE_ERROR, _INVALID_REQUEST, _METHOD_NOT_FOUND)
+    return ExecutionError(
+        f"{where} answered with error {code}: {message}", details=details, permanent=permanent
+    )
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """Look inside anyio's single-member exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _most_specific(
+    kind: type[BaseException], table: dict[type[BaseException], type[ToolCallError]]
+) -> type[ToolCallError] | None:
+    # A subclass may match several keys (anyio.EndOfStream is not an OSError, but a
+    # ConnectionResetError is): the key deepest in the MRO wins.
+    for base in kind.__mro__:
+        if base in table:
+            return table[base]
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

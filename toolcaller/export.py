@@ -1,0 +1,173 @@
+"""Tool schemas for model APIs: OpenAI function calling, Anthropic tool use, MCP `tools/list`.
+
+OpenAI and Anthropic accept tool names matching `^[a-zA-Z0-9_-]{1,64}$`, so `math.add` is
+exported as `math_add`. The mapping is deterministic: a valid name is kept; any other character
+becomes `_`; a name that would then clash with another tool's, or that is longer than 64
+characters, gets `_` and 8 hex digits of its SHA-256. `tool_name_map(tools)` returns the same
+mapping both ways, to turn a model's tool call back into a tool name. Schemas are passed
+through as they are (copied), except the boolean schemas: `true` becomes `{"type": "object"}`
+(any params) and `false` an object that takes no params.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolcaller._types import JSONObject
+from toolcaller.core.tool import Tool
+
+__all__ = [
+    "NameMap",
+    "exported_name",
+    "to_anthropic_tools",
+    "to_mcp_tools",
+    "to_openai_tools",
+    "tool_name_map",
+]
+
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""Tool names OpenAI and Anthropic accept."""
+MAX_NAME_CHARS = 64
+_HASH_CHARS = 8
+
+ToolLike = Tool | Mapping[str, Any]
+"""A `Tool`, or a discovery entry `{"name", "description", "paramsSchema", "metadata"}`."""
+
+
+@dataclass(frozen=True)
+class NameMap:
+    """Tool names and their exported names, both ways."""
+
+    to_exported: dict[str, str] = field(default_factory=dict)
+    """Tool name → exported name."""
+    to_original: dict[str, str] = field(default_factory=dict)
+    """Exported name → tool name."""
+
+    def exported(self, name: str) -> str:
+        """Return the exported name of a tool name (`KeyError` if it is not in the map)."""
+        return self.to_exported[name]
+
+    def original(self, exported: str) -> str:
+        """Return the tool name behind an exported name (`KeyError` if unknown)."""
+        return self.to_original[exported]
+
+
+def exported_name(name: str) -> str:
+    """Return a name valid for OpenAI and Anthropic, ignoring clashes with other tools."""
+    if NAME_PATTERN.match(name):
+        return name
+    safe = re.sub(r"[^a-zA-Z0-9_-]", "_", name) or "_"
+    if len(safe) > MAX_NAME_CHARS:
+        return _hashed(safe, name)
+    return safe
+
+
+def tool_name_map(tools: Iterable[ToolLike]) -> NameMap:
+    """Map every tool name to a unique exported name (see the module docstring)."""
+    names = list(dict.fromkeys(_name(t) for t in tools))
+    taken = {n for n in names if NAME_PATTERN.match(n)}  # valid names keep themselves
+    wanted = {n: exported_name(n) for n in names}
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[wanted[name]] = counts.get(wanted[name], 0) + 1
+    to_exported: dict[str, str] = {}
+    for name in names:
+        candidate = wanted[name]
+        if candidate != name and (candidate in taken or counts[candidate] > 1):
+            candidate = _hashed(candidate, name)
+        to_exported[name] = candidate
+    return NameMap(to_exported, {v: k for k, v in to_exported.items()})
+
+
+def to_openai_tools(tools: Iterable[ToolLike]) -> list[JSONObject]:
+    """Return OpenAI function-calling tools: `{"type": "function", "function": {...}}`."""
+    items = list(tools)
+    names = tool_name_map(items)
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": names.exported(_name(t)),
+                "description": _description(t),
+                "parameters": _object_schema(_schema(t)),
+            },
+        }
+        for t in items
+    ]
+
+
+def to_anthropic_tools(tools: Iterable[ToolLike]) -> list[JSONObject]:
+    """Return Anthropic tool definitions: `{"name", "description", "input_schema"}`."""
+    items = list(tools)
+    names = tool_name_map(items)
+    return [
+        {
+            "name": names.exported(_name(t)),
+            "description": _description(t),
+            "input_schema": _object_schema(_schema(t)),
+        }
+        for t in items
+    ]
+
+
+def to_mcp_tools(tools: Iterable[ToolLike]) -> list[JSONObject]:
+    """Return an MCP `tools/list` listing: `{"name", "description", "inputSchema", …}`.
+
+    MCP allows dotted names, so names are kept. `title`, `annotations` and `outputSchema`
+    come from the tool's metadata (as the MCP source stores them); an idempotent tool without
+    annotations gets `{"idempotentHint": true}`.
+    """
+    listing = []
+    for tool in tools:
+        metadata = _metadata(tool)
+        entry: JSONObject = {"name": _name(tool)}
+        if isinstance(metadata.get("title"), str):
+            entry["title"] = metadata["title"]
+        entry["description"] = _description(tool)
+        entry["inputSchema"] = _object_schema(_schema(tool))
+        if isinstance(metadata.get("outputSchema"), dict):
+            entry["outputSchema"] = copy.deepcopy(metadata["outputSchema"])
+        annotations = metadata.get("annotations")
+        if isinstance(annotations, dict) and annotations:
+            entry["annotations"] = copy.deepcopy(annotations)
+        elif isinstance(tool, Tool) and tool.idempotent:
+            entry["annotations"] = {"idempotentHint": True}
+        listing.append(entry)
+    return listing
+
+
+def _hashed(safe: str, original: str) -> str:
+    digest = hashlib.sha256(original.encode("utf-8")).hexdigest()[:_HASH_CHARS]
+    return f"{safe[: MAX_NAME_CHARS - _HASH_CHARS - 1]}_{digest}"
+
+
+def _name(tool: ToolLike) -> str:
+    return tool.name if isinstance(tool, Tool) else str(tool["name"])
+
+
+def _description(tool: ToolLike) -> str:
+    text = tool.description if isinstance(tool, Tool) else tool.get("description")
+    return text if isinstance(text, str) else ""
+
+
+def _schema(tool: ToolLike) -> Any:
+    return tool.params_schema if isinstance(tool, Tool) else tool.get("paramsSchema", True)
+
+
+def _metadata(tool: ToolLike) -> Mapping[str, Any]:
+    metadata = tool.metadata if isinstance(tool, Tool) else tool.get("metadata")
+    return metadata if isinstance(metadata, Mapping) else {}
+
+
+def _object_schema(schema: Any) -> JSONObject:
+    """Copy a params schema; the boolean schemas become object schemas with the same sense."""
+    if schema is True or schema is None:
+        return {"type": "object"}
+    if schema is False:
+        return {"type": "object", "properties": {}, "additionalProperties": False}
+    return copy.deepcopy(dict(schema))
