@@ -99,9 +99,7 @@ def redact_params(params: Any, secret_keys: Collection[str] = ()) -> Any:
     for key, value in params.items():
         if value is not None and (key in secret_keys or is_secret_name(key)):
             out[key] = MASK
-        elif type(value) in _PLAIN:
-            out[key] = value
-        elif type(value) is str and len(value) < 16:
+        elif type(value) in _PLAIN or (type(value) is str and len(value) < 16):
             out[key] = value
         else:
             out[key] = _redact(value, secret_keys, (), 1)

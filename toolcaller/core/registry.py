@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 import shlex
 import threading
 from collections.abc import Callable, Iterable
@@ -145,14 +146,6 @@ class Registry:
         return isinstance(name, str) and self.get(name) is not None
 
 
-def _search_text(tool: Tool) -> str:
-    text = tool.cache.get("search_text")
-    if text is None:
-        text = "\n".join([tool.name, tool.description, *tool.tags]).lower()
-        tool.cache["search_text"] = text
-    return text  # type: ignore[no-any-return]
-
-
 def compile_filter(filter_text: str) -> Predicate:
     """Compile a filter expression into a predicate over tools."""
     try:
@@ -174,12 +167,13 @@ def _compile_term(term: str) -> Predicate:
     value = value.lower()
     check: Predicate
     if field == "tag" and value:
-        check = lambda tool: value in (t.lower() for t in tool.tags)  # noqa: E731
+        check = lambda tool: value in tool.search_keys[1]  # noqa: E731
     elif field == "name" and value:
-        check = lambda tool: fnmatch.fnmatchcase(tool.name.lower(), value)  # noqa: E731
+        pattern = re.compile(fnmatch.translate(value))
+        check = lambda tool: pattern.match(tool.name.lower()) is not None  # noqa: E731
     else:
         needle = body.lower()
-        check = lambda tool: needle in _search_text(tool)  # noqa: E731
+        check = lambda tool: needle in tool.search_keys[0]  # noqa: E731
     if negate:
         return lambda tool: not check(tool)
     return check

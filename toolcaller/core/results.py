@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
 from typing import Any, Literal
@@ -92,10 +93,8 @@ def _jsonable(value: Any) -> Any:
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, set | frozenset):
         items = list(value)
-        try:
+        with contextlib.suppress(TypeError):  # mixed types keep their iteration order
             items.sort()
-        except TypeError:
-            pass  # mixed types: keep iteration order
         return items
     from pydantic_core import PydanticSerializationError, to_jsonable_python
 

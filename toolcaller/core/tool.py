@@ -48,6 +48,16 @@ class Tool:
         tags = self.metadata.get("tags", [])
         return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
 
+    @property
+    def search_keys(self) -> tuple[str, frozenset[str]]:
+        """Lowercase name+description+tags text and lowercase tag set, computed once."""
+        keys = self.cache.get("search_keys")
+        if keys is None:
+            tags = self.tags
+            text = "\n".join([self.name, self.description, *tags]).lower()
+            keys = self.cache["search_keys"] = (text, frozenset(t.lower() for t in tags))
+        return keys  # type: ignore[no-any-return]
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (a decorated function stays usable as is)."""
         if not callable(self.target):

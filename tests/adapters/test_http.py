@@ -1,0 +1,517 @@
+"""HttpAdapter against a real httpbin (gunicorn) and a tiny stdlib server, both on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.adapters.conftest import free_port
+from toolcaller.adapters._http_request import Call
+from toolcaller.adapters.base import AttemptContext, TextOutput
+from toolcaller.adapters.http import _ERROR_MAP, HttpAdapter, _retry_after_s, _translate_errors
+from toolcaller.core.tool import Tool
+from toolcaller.errors import (
+    ErrorCode,
+    ExecutionError,
+    InvalidParamsError,
+    ToolCallError,
+    ToolTimeoutError,
+)
+
+
+def http_tool(url: str, method: str = "GET", **spec: Any) -> Tool:
+    return Tool(
+        name="demo.http",
+        description="an HTTP tool",
+        params_schema={"type": "object"},
+        kind="http",
+        target={"method": method, "url": url, **spec},
+    )
+
+
+@pytest.fixture
+def adapter() -> Iterator[HttpAdapter]:
+    adapter = HttpAdapter(trust_env=False)
+    yield adapter
+    adapter.close()
+
+
+@pytest.fixture
+async def aadapter() -> AsyncIterator[HttpAdapter]:
+    adapter = HttpAdapter(trust_env=False)
+    yield adapter
+    await adapter.aclose()
+
+
+@pytest.fixture(params=["run", "arun"])
+def invoke(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Run one attempt through `run`, or through `arun` on a fresh loop closed after it."""
+    adapter = HttpAdapter(trust_env=False)
+
+    async def acall(tool: Tool, params: dict[str, Any], ctx: AttemptContext) -> Any:
+        try:
+            return await adapter.arun(tool, params, ctx)
+        finally:
+            await adapter.aclose()
+
+    def call(tool: Tool, params: dict[str, Any], ctx: AttemptContext | None = None) -> Any:
+        ctx = ctx or AttemptContext(timeout_s=10)
+        if request.param == "run":
+            return adapter.run(tool, params, ctx)
+        return asyncio.run(acall(tool, params, ctx))
+
+    yield call
+    adapter.close()
+
+
+def parsed(out: Any) -> Any:
+    assert isinstance(out, TextOutput)
+    assert isinstance(out.data, str)
+    return json.loads(out.data)
+
+
+pytestmark = pytest.mark.integration
+
+
+class TestSuccess:
+    def test_get_sends_params_as_query(self, invoke: Any, httpbin_url: str) -> None:
+        """GET sends params as the query: arrays repeat, booleans are JSON, null is left out."""
+        tool = http_tool(f"{httpbin_url}/get?fixed=1", query={"lang": "en"})
+        out = invoke(tool, {"q": "a b", "n": 3, "flag": True, "tags": ["x", "y"], "none": None})
+        assert out.media_type == "application/json"
+        args = parsed(out)["args"]
+        assert args == {
+            "fixed": "1", "lang": "en", "q": "a b", "n": "3", "flag": "true", "tags": ["x", "y"]
+        }  # fmt: skip
+
+    def test_post_sends_params_as_json_body(self, invoke: Any, httpbin_url: str) -> None:
+        """POST sends the params as a JSON body."""
+        params = {"name": "widget", "size": 2.5, "nested": {"ok": [1, None]}}
+        body = parsed(invoke(http_tool(f"{httpbin_url}/anything", "POST"), params))
+        assert body["method"] == "POST"
+        assert body["json"] == params
+        assert body["headers"]["Content-Type"] == "application/json"
+
+    def test_path_template_takes_its_param(self, invoke: Any, httpbin_url: str) -> None:
+        """`{name}` takes the param out of the query and into the path."""
+        body = parsed(invoke(http_tool(f"{httpbin_url}/anything/{{id}}"), {"id": 42, "x": "y"}))
+        assert body["url"].endswith("/anything/42?x=y")
+
+    def test_path_template_is_percent_encoded(self, invoke: Any, aux_url: str) -> None:
+        """A template value is percent-encoded, slashes included."""
+        body = parsed(invoke(http_tool(f"{aux_url}/path/{{name}}"), {"name": "a b/c?d"}))
+        assert body["path"] == "/path/a%20b%2Fc%3Fd"
+
+    def test_status_template_204_gives_null(self, invoke: Any, httpbin_url: str) -> None:
+        """An empty 2xx body is None (JSON null) with format json."""
+        assert invoke(http_tool(f"{httpbin_url}/status/{{code}}"), {"code": 204}) is None
+
+    def test_empty_body_raw_is_empty_text(self, invoke: Any, httpbin_url: str) -> None:
+        """With format raw an empty body stays an empty TextOutput."""
+        ctx = AttemptContext(timeout_s=10, format="raw")
+        out = invoke(http_tool(f"{httpbin_url}/status/200"), {}, ctx)
+        assert isinstance(out, TextOutput)
+        assert out.data == ""
+
+    def test_html_is_text(self, invoke: Any, httpbin_url: str) -> None:
+        """An HTML body comes back as text with its media type (the engine will not parse it)."""
+        out = invoke(http_tool(f"{httpbin_url}/html"), {})
+        assert out.media_type == "text/html"
+        assert isinstance(out.data, str)
+        assert "Herman Melville" in out.data
+
+    def test_binary_is_bytes(self, invoke: Any, httpbin_url: str) -> None:
+        """A binary body comes back as bytes, untouched."""
+        ctx = AttemptContext(timeout_s=10, format="raw")
+        out = invoke(http_tool(f"{httpbin_url}/bytes/64?seed=7"), {}, ctx)
+        assert out.media_type == "application/octet-stream"
+        assert isinstance(out.data, bytes)
+        assert len(out.data) == 64
+
+    def test_untyped_utf8_body_is_text(self, invoke: Any, aux_url: str) -> None:
+        """A body without Content-Type that is valid UTF-8 is text."""
+        out = invoke(http_tool(f"{aux_url}/no-type"), {})
+        assert out.media_type is None
+        assert parsed(out) == {"untyped": True}
+
+    def test_redirects_are_followed(self, invoke: Any, httpbin_url: str) -> None:
+        """Redirects are followed by default."""
+        assert parsed(invoke(http_tool(f"{httpbin_url}/redirect/2"), {}))["url"].endswith("/get")
+
+    def test_cookies_are_not_kept(self, invoke: Any, httpbin_url: str) -> None:
+        """A cookie set by one response is not sent again, not even on its own redirect."""
+        out = invoke(http_tool(f"{httpbin_url}/cookies/set"), {"session": "abc"})
+        assert parsed(out) == {"cookies": {}}
+
+    def test_headers_read_env_vars(
+        self, invoke: Any, httpbin_url: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Header values may read `${VAR}`; the values read become secrets of the attempt."""
+        monkeypatch.setenv("TC_TEST_API_TOKEN", "t0k3n-from-env-91")
+        tool = http_tool(
+            f"{httpbin_url}/headers",
+            headers={"Authorization": "Bearer ${TC_TEST_API_TOKEN}", "X-Plain": "v"},
+        )
+        ctx = AttemptContext(timeout_s=10)
+        headers = parsed(invoke(tool, {}, ctx))["headers"]
+        assert headers["Authorization"] == "Bearer t0k3n-from-env-91"
+        assert headers["X-Plain"] == "v"
+        assert {"t0k3n-from-env-91", "Bearer t0k3n-from-env-91"} <= ctx.secrets
+
+
+class TestStatusErrors:
+    @pytest.mark.parametrize("status", [500, 503, 408, 429], ids=str)
+    def test_retryable_statuses(self, invoke: Any, httpbin_url: str, status: int) -> None:
+        """5xx, 408 and 429 are retryable EXECUTION_ERRORs carrying the status."""
+        with pytest.raises(ExecutionError) as info:
+            invoke(http_tool(f"{httpbin_url}/status/{status}"), {})
+        assert info.value.retryable
+        assert info.value.details == {"status": status, "body": ""}
+        assert f"answered {status}" in info.value.message
+
+    @pytest.mark.parametrize("status", [400, 404, 418], ids=str)
+    def test_other_4xx_are_permanent(self, invoke: Any, httpbin_url: str, status: int) -> None:
+        """Other 4xx are permanent EXECUTION_ERRORs carrying the status."""
+        with pytest.raises(ExecutionError) as info:
+            invoke(http_tool(f"{httpbin_url}/status/{status}"), {})
+        assert not info.value.retryable
+        assert info.value.details["status"] == status
+
+    def test_retry_after_seconds(self, invoke: Any, aux_url: str) -> None:
+        """429 with `Retry-After: 2` asks for a 2 s wait, and the body starts the details."""
+        with pytest.raises(ExecutionError) as info:
+            invoke(http_tool(f"{aux_url}/429-seconds"), {})
+        assert info.value.retryable
+        assert info.value.retry_after_s == 2.0
+        assert info.value.details == {"status": 429, "body": "slow down"}
+
+    def test_retry_after_http_date(self, invoke: Any, aux_url: str) -> None:
+        """503 with a `Retry-After` date asks for the wait until that date."""
+        with pytest.raises(ExecutionError) as info:
+            invoke(http_tool(f"{aux_url}/503-date"), {})
+        assert info.value.retry_after_s is not None
+        assert 25 < info.value.retry_after_s <= 30
+
+    def test_basic_auth_401_hides_credentials(
+        self, invoke: Any, httpbin_url: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """401 is permanent, and the Authorization value appears nowhere in the error."""
+        credentials = base64.b64encode(b"user:wrong-password").decode()
+        monkeypatch.setenv("TC_TEST_BASIC", credentials)
+        auth = {"Authorization": "Basic ${TC_TEST_BASIC}"}
+        tool = http_tool(f"{httpbin_url}/basic-auth/user/passwd", headers=auth)
+        with pytest.raises(ExecutionError) as info:
+            invoke(tool, {})
+        err = info.value
+        assert not err.retryable
+        assert err.details["status"] == 401
+        assert "check the credentials" in err.message
+        text = str(err) + json.dumps(err.details) + repr(err.__cause__)
+        assert credentials not in text
+
+    def test_error_body_is_masked(self, invoke: Any, aux_url: str) -> None:
+        """A 4xx body that echoes secret headers is masked in the details."""
+        tool = http_tool(
+            f"{aux_url}/echo-400",
+            headers={"X-Api-Key": "literal-key-0123456789", "Cookie": "sid=cookie-value-xyz"},
+        )
+        with pytest.raises(ExecutionError) as info:
+            invoke(tool, {})
+        body = info.value.details["body"]
+        assert "literal-key-0123456789" not in body
+        assert "cookie-value-xyz" not in body
+        assert "***" in body
+
+    def test_redirect_not_followed_when_asked(self, invoke: Any, httpbin_url: str) -> None:
+        """With followRedirects false a 3xx is a permanent error."""
+        with pytest.raises(ExecutionError) as info:
+            invoke(http_tool(f"{httpbin_url}/redirect/1", followRedirects=False), {})
+        assert not info.value.retryable
+        assert info.value.details["status"] == 302
+
+
+class TestOtherFailures:
+    def test_missing_template_param(self, invoke: Any) -> None:
+        """A missing URL param is INVALID_PARAMS naming it, before any request."""
+        with pytest.raises(InvalidParamsError) as info:
+            invoke(http_tool("http://127.0.0.1:9/items/{id}/{part}"), {"part": "a"})
+        assert "'id'" in info.value.message
+        assert info.value.details == [{"path": "/id", "message": "missing"}]
+
+    def test_object_template_param(self, invoke: Any) -> None:
+        """An object or array cannot fill a URL param."""
+        with pytest.raises(InvalidParamsError):
+            invoke(http_tool("http://127.0.0.1:9/items/{id}"), {"id": {"a": 1}})
+
+    def test_connection_refused_is_retryable(self, invoke: Any) -> None:
+        """A refused connection is a retryable EXECUTION_ERROR."""
+        with pytest.raises(ExecutionError) as info:
+            invoke(http_tool(f"http://127.0.0.1:{free_port()}/x"), {})
+        assert info.value.retryable
+        assert "ConnectError" in info.value.message
+
+    def test_missing_env_var(self, invoke: Any) -> None:
+        """An unset `${VAR}` in a header is permanent and named."""
+        tool = http_tool("http://127.0.0.1:9/x", headers={"X-Key": "${TC_SURELY_UNSET_VAR}"})
+        with pytest.raises(ExecutionError, match="TC_SURELY_UNSET_VAR") as info:
+            invoke(tool, {})
+        assert not info.value.retryable
+
+    def test_body_over_cap(self, invoke: Any, httpbin_url: str) -> None:
+        """A body larger than maxResponseBytes is a permanent error."""
+        with pytest.raises(ExecutionError, match="exceeds 100 bytes") as info:
+            invoke(http_tool(f"{httpbin_url}/bytes/1000", maxResponseBytes=100), {})
+        assert not info.value.retryable
+
+    def test_invalid_entry(self, invoke: Any) -> None:
+        """An `http` entry that does not fit the spec is a permanent error."""
+        with pytest.raises(ExecutionError, match="invalid `http` entry") as info:
+            invoke(http_tool("http://x/", method="GET /"), {})
+        assert not info.value.retryable
+
+
+class TestTime:
+    def test_run_times_out(self, adapter: HttpAdapter, httpbin_url: str) -> None:
+        """A slow answer ends in TIMEOUT at ctx.timeout_s."""
+        started = time.monotonic()
+        with pytest.raises(ToolTimeoutError):
+            adapter.run(http_tool(f"{httpbin_url}/delay/3"), {}, AttemptContext(timeout_s=0.5))
+        assert time.monotonic() - started < 1.0
+
+    def test_run_bounds_a_dripping_body(self, adapter: HttpAdapter, httpbin_url: str) -> None:
+        """The whole request, slow body included, stays within ctx.timeout_s."""
+        tool = http_tool(f"{httpbin_url}/drip?duration=4&numbytes=8&delay=0")
+        started = time.monotonic()
+        with pytest.raises(ToolTimeoutError):
+            adapter.run(tool, {}, AttemptContext(timeout_s=1.0))
+        assert time.monotonic() - started < 1.6
+
+    def test_spec_timeout_caps_the_attempt(self, adapter: HttpAdapter, httpbin_url: str) -> None:
+        """The entry's `timeout` (ms) caps a longer attempt timeout."""
+        started = time.monotonic()
+        with pytest.raises(ToolTimeoutError):
+            adapter.run(
+                http_tool(f"{httpbin_url}/delay/2", timeout=300), {}, AttemptContext(timeout_s=5)
+            )
+        assert time.monotonic() - started < 1.0
+
+    async def test_arun_is_cancelled(self, aadapter: HttpAdapter, httpbin_url: str) -> None:
+        """Cancelling `arun` returns at once, and the adapter keeps working after it."""
+        started = time.monotonic()
+        coro = aadapter.arun(http_tool(f"{httpbin_url}/delay/3"), {}, AttemptContext(timeout_s=5))
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(coro, 0.5)
+        assert time.monotonic() - started < 1.0
+        out = await aadapter.arun(http_tool(f"{httpbin_url}/get"), {}, AttemptContext(timeout_s=5))
+        assert parsed(out)["args"] == {}
+
+
+class TestPooling:
+    def test_loops_get_their_own_clients(self, httpbin_url: str) -> None:
+        """Each event loop gets its own client, closed when the loop shuts down; loops in
+        several threads call at once."""
+        adapter = HttpAdapter(trust_env=False)
+        tool = http_tool(f"{httpbin_url}/get")
+
+        clients: list[httpx.AsyncClient] = []
+
+        async def call_twice() -> None:
+            for _ in range(2):
+                parsed(await adapter.arun(tool, {}, AttemptContext(timeout_s=5)))
+            clients.append(adapter._aclients[asyncio.get_running_loop()].client)
+
+        async def call_and_close() -> None:
+            await call_twice()
+            await adapter.aclose()
+
+        asyncio.run(call_twice())  # no aclose: the loop's shutdown closes its client...
+        assert clients[0].is_closed
+        asyncio.run(call_and_close())  # ...and a new loop gets a new one
+        assert clients[1] is not clients[0]
+        errors: list[BaseException] = []
+
+        def worker() -> None:
+            try:
+                asyncio.run(call_twice())
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert errors == []
+        assert len(set(map(id, clients))) == 6
+        assert all(client.is_closed for client in clients)
+        adapter.close()
+
+    def test_close_reaches_a_loop_in_another_thread(self, httpbin_url: str) -> None:
+        """`close()` has a loop running in another thread close its client."""
+        adapter = HttpAdapter(trust_env=False)
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, daemon=True)
+        thread.start()
+        try:
+            future = asyncio.run_coroutine_threadsafe(
+                adapter.arun(http_tool(f"{httpbin_url}/get"), {}, AttemptContext(timeout_s=5)),
+                loop,
+            )
+            parsed(future.result(5))
+            client = adapter._aclients[loop].client
+            adapter.close()
+            deadline = time.monotonic() + 2
+            while not client.is_closed and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert client.is_closed
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(5)
+            loop.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, None),
+        ("", None),
+        ("3", 3.0),
+        (" 1.5 ", 1.5),
+        ("-4", 0.0),
+        ("nan", None),
+        ("soon", None),
+        (format_datetime(datetime.now(UTC) - timedelta(seconds=60), usegmt=True), 0.0),
+    ],
+    ids=["absent", "empty", "seconds", "fraction", "negative", "nan", "garbage", "past-date"],
+)
+def test_retry_after_parsing(value: str | None, expected: float | None) -> None:
+    """Retry-After is read as seconds or an HTTP date, never negative, None when unreadable."""
+    assert _retry_after_s(value) == expected
+
+
+def _call() -> Call:
+    return Call(
+        "demo.http", "GET", "http://h/x", "http://h/x", [], {}, None, 1.0, 0.0, 10, True, set()
+    )
+
+
+@pytest.mark.parametrize(
+    ("exc", "code", "retryable"),
+    [
+        (httpx.ReadTimeout("timed out"), ErrorCode.TIMEOUT, True),
+        (httpx.ConnectTimeout("timed out"), ErrorCode.TIMEOUT, True),
+        (httpx.ConnectError("refused"), ErrorCode.EXECUTION_ERROR, True),
+        (httpx.RemoteProtocolError("closed"), ErrorCode.EXECUTION_ERROR, True),
+        (httpx.UnsupportedProtocol("ftp"), ErrorCode.EXECUTION_ERROR, False),
+        (httpx.LocalProtocolError("bad header"), ErrorCode.EXECUTION_ERROR, False),
+        (httpx.TooManyRedirects("loop"), ErrorCode.EXECUTION_ERROR, False),
+        (httpx.InvalidURL("bad"), ErrorCode.EXECUTION_ERROR, False),
+        (UnicodeEncodeError("ascii", "é", 0, 1, "no"), ErrorCode.EXECUTION_ERROR, False),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, Exception) else str(v),
+)
+def test_error_map(exc: Exception, code: ErrorCode, retryable: bool) -> None:
+    """Each httpx failure maps to one code, the most specific entry winning, cause chained."""
+    with pytest.raises(ToolCallError) as info, _translate_errors(_call()):
+        raise exc
+    assert info.value.code is code
+    assert info.value.retryable is retryable
+    assert info.value.__cause__ is exc
+
+
+def test_error_map_is_exercised() -> None:
+    """The table above covers every key of the adapter's error map."""
+    assert set(_ERROR_MAP) == {
+        httpx.TimeoutException, httpx.TransportError, httpx.UnsupportedProtocol,
+        httpx.LocalProtocolError, httpx.TooManyRedirects, httpx.InvalidURL, UnicodeEncodeError,
+    }  # fmt: skip
+
+
+def test_error_messages_are_masked() -> None:
+    """A secret that reaches an httpx message is masked."""
+    call = _call()
+    call.secrets.add("sekret-value-42")
+    with pytest.raises(ExecutionError) as info, _translate_errors(call):
+        raise httpx.ConnectError("could not reach sekret-value-42")
+    assert "sekret-value-42" not in info.value.message
+
+
+@pytest.fixture
+def caller(httpbin_url: str) -> Iterator[Any]:
+    from toolcaller import ToolCaller
+
+    tools = [
+        Tool(
+            name=name, description=name, params_schema={"type": "object"}, kind="http",
+            target={"method": "GET", "url": f"{httpbin_url}{path}"},
+        )
+        for name, path in [
+            ("h.get", "/get"), ("h.503", "/status/503"), ("h.404", "/status/404"),
+            ("h.delay", "/delay/3"), ("h.html", "/html"), ("h.bytes", "/bytes/16"),
+        ]
+    ]  # fmt: skip
+    caller = ToolCaller(tools=tools, adapters={"http": HttpAdapter(trust_env=False)})
+    yield caller
+    caller.close()
+
+
+class TestThroughEngine:
+    def test_success(self, caller: Any) -> None:
+        """A 2xx JSON body is the parsed result."""
+        envelope = caller.handle({"toolName": "h.get", "params": {"a": "1"}})
+        assert envelope["success"], envelope
+        assert envelope["result"]["args"] == {"a": "1"}
+
+    def test_503_is_retried_until_exhausted(self, caller: Any) -> None:
+        """503 is retried: RETRY_EXHAUSTED after 1 + retries attempts."""
+        options = {"retries": 2, "retryDelay": 20}
+        envelope = caller.handle({"toolName": "h.503", "options": options})
+        assert envelope["error"]["code"] == "RETRY_EXHAUSTED"
+        assert envelope["metadata"]["attempts"] == 3
+
+    def test_404_is_not_retried(self, caller: Any) -> None:
+        """404 is permanent: EXECUTION_ERROR after one attempt."""
+        options = {"retries": 3, "retryDelay": 20}
+        envelope = caller.handle({"toolName": "h.404", "options": options})
+        assert envelope["error"]["code"] == "EXECUTION_ERROR"
+        assert envelope["metadata"]["attempts"] == 1
+
+    def test_delay_times_out(self, caller: Any) -> None:
+        """A slow endpoint gives TIMEOUT on time (sync path)."""
+        options = {"timeout": 300, "retries": 0}
+        envelope = caller.handle({"toolName": "h.delay", "options": options})
+        assert envelope["error"]["code"] == "TIMEOUT"
+        assert envelope["metadata"]["attempts"] == 1
+        assert envelope["metadata"]["duration"] < 1000
+
+    async def test_delay_times_out_async(self, caller: Any) -> None:
+        """A slow endpoint gives TIMEOUT on time (async path, cancelled)."""
+        options = {"timeout": 300, "retries": 0}
+        envelope = await caller.ahandle({"toolName": "h.delay", "options": options})
+        assert envelope["error"]["code"] == "TIMEOUT"
+        assert envelope["metadata"]["duration"] < 1000
+
+    def test_html_with_format_json_is_a_parse_error(self, caller: Any) -> None:
+        """HTML asked for as JSON is PARSE_ERROR, not retried."""
+        envelope = caller.handle({"toolName": "h.html", "options": {"retries": 2}})
+        assert envelope["error"]["code"] == "PARSE_ERROR"
+        assert envelope["metadata"]["attempts"] == 1
+
+    def test_raw_formats(self, caller: Any) -> None:
+        """With format raw, HTML is a string and bytes come back (base64 in JSON)."""
+        html = caller.handle({"toolName": "h.html", "options": {"format": "raw"}})
+        assert html["success"]
+        assert "Moby-Dick" in html["result"]
+        data = caller.handle({"toolName": "h.bytes", "options": {"format": "raw"}})
+        assert data["success"]
+        assert isinstance(data["result"], str)

@@ -1,0 +1,391 @@
+"""`HttpAdapter`: one HTTP request per attempt, over pooled httpx connections.
+
+The tool's `target` is the registry entry's `http` object (`HttpSpec`)::
+
+    {"method": "GET", "url": "http://127.0.0.1:8080/items/{id}",
+     "headers": {"Authorization": "Bearer ${API_TOKEN}"}, "query": {"lang": "en"},
+     "timeout": 2000, "followRedirects": true, "maxResponseBytes": 10485760}
+
+- **Path templates**: each `{name}` in `url` takes the param `name` out of the params and puts
+  its value in, percent-encoded (`/` included): strings as they are, numbers as JSON writes
+  them, booleans as `true`/`false`. A missing (or null) one, or an object or array, is an
+  `InvalidParamsError` naming it: the caller gave wrong params, so no attempt is worth retrying.
+- **Other params** go to the query string for GET, DELETE, HEAD and OPTIONS (null values left
+  out, arrays as repeated keys, objects as JSON text), and as a JSON body for every other method.
+  `query` adds fixed query entries before them.
+- **`${VAR}`** may appear in `url`, `headers` and `query` values (`toolcaller.adapters._env`).
+  Values read that way, and values of headers whose names look secret (`Authorization`,
+  `Cookie`, `X-Api-Key`, …, plus the credentials after an auth scheme), join
+  `AttemptContext.secrets` and are masked in every message and detail.
+- **Time**: `ctx.timeout_s` (capped by `timeout`, in ms) bounds connecting, sending, waiting and
+  the body: each network wait gets what is left of it. Redirects are followed (at most 20) unless
+  `"followRedirects": false`. Cookies a server sets are never kept between calls.
+- **Pooling**: one `httpx.Client` serves `run`; each event loop that awaits `arun` gets its own
+  `httpx.AsyncClient` (connections cannot cross loops), closed by `close()`/`aclose()` or, at the
+  latest, when its loop shuts down (`asyncio.run` returning: see `_LoopClient`).
+
+Outcomes, one attempt each (details are `{"status": n, "body": "<start of body, masked>"}`):
+
+    2xx                       TextOutput(text, media type) for textual or JSON types (or an
+                              unlabelled UTF-8 body), TextOutput(bytes) otherwise; an empty body
+                              is `None` (JSON null) with format json
+    408, 429, 5xx             ExecutionError, retried; `Retry-After` → `retry_after_s`
+    other 4xx, 3xx not followed ExecutionError permanent
+    body > maxResponseBytes   ExecutionError permanent
+    httpx timeouts            ToolTimeoutError
+    connection failures       ExecutionError, retried
+    bad URL, scheme, header,
+    redirect loop, bad entry  ExecutionError permanent
+    cancelled (arun)          CancelledError re-raised; the connection is dropped
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import http.cookiejar
+import math
+import ssl
+import threading
+import time
+import weakref
+from collections.abc import AsyncGenerator, Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+import httpx
+
+from toolcaller._types import JSONObject
+from toolcaller.adapters._http_request import DEFAULT_MAX_RESPONSE_BYTES, Call, HttpSpec, prepare
+from toolcaller.adapters.base import AttemptContext, TextOutput
+from toolcaller.core.redact import mask_text
+from toolcaller.core.tool import Tool
+from toolcaller.errors import ExecutionError, ToolCallError, ToolTimeoutError
+
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "HttpAdapter", "HttpSpec"]
+
+BODY_SNIPPET_CHARS = 1000
+USER_AGENT = "toolcaller (httpx)"
+_TEXT_TYPES = frozenset(
+    {
+        "application/json",
+        "application/xml",
+        "application/javascript",
+        "application/x-www-form-urlencoded",
+        "application/x-ndjson",
+        "application/yaml",
+        "application/graphql",
+    }
+)
+
+
+class _NoCookies(http.cookiejar.DefaultCookiePolicy):
+    """A policy that stores no cookie: a pooled client must not carry state between calls."""
+
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+        return False
+
+
+class HttpAdapter:
+    """Runs `http` tools: one request per attempt on pooled connections.
+
+    Args:
+        limits: pool limits of each client (default: 100 connections, 20 kept alive).
+        verify: check TLS certificates (against certifi's bundle, or `SSL_CERT_FILE` when
+            `trust_env`), not (`False`), or with an `ssl.SSLContext` of your own.
+        trust_env: read proxies, `.netrc` and `SSL_CERT_FILE` from the environment, as httpx does.
+    """
+
+    kind = "http"
+
+    def __init__(
+        self,
+        *,
+        limits: httpx.Limits | None = None,
+        verify: bool | ssl.SSLContext = True,
+        trust_env: bool = True,
+    ) -> None:
+        self._limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        self._verify: bool | ssl.SSLContext = verify
+        self._trust_env = trust_env
+        self._lock = threading.Lock()
+        self._client: httpx.Client | None = None
+        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient]
+        self._aclients = weakref.WeakKeyDictionary()
+
+    def supports_sync(self, tool: Tool) -> bool:
+        """Say that `run` serves every HTTP tool without an event loop."""
+        return True
+
+    def run(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
+        """Send the request once from this thread, within `ctx.timeout_s`."""
+        call = prepare(tool, params, ctx)
+        client = self._sync_client()
+        with _translate_errors(call):
+            request = call.build(client)
+            response = client.send(request, stream=True, follow_redirects=call.follow_redirects)
+            try:
+                body = _Body(call)
+                for chunk in response.iter_bytes():
+                    body.add(chunk)
+            finally:
+                response.close()
+        return _outcome(call, response, body.data(), ctx.format)
+
+    async def arun(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
+        """Send the request once on the running loop (cancellation drops the connection)."""
+        call = prepare(tool, params, ctx)
+        client = await self._async_client()
+        with _translate_errors(call):
+            request = call.build(client)
+            response = await client.send(
+                request, stream=True, follow_redirects=call.follow_redirects
+            )
+            try:
+                body = _Body(call)
+                async for chunk in response.aiter_bytes():
+                    body.add(chunk)
+            finally:
+                await response.aclose()
+        return _outcome(call, response, body.data(), ctx.format)
+
+    def close(self) -> None:
+        """Close the sync client now, and have each running loop close its async client."""
+        with self._lock:
+            client, self._client = self._client, None
+            aclients = list(self._aclients.items())
+            self._aclients.clear()
+        if client is not None:
+            client.close()
+        for loop, entry in aclients:
+            _close_on(loop, entry)
+
+    async def aclose(self) -> None:
+        """Close every client: this loop's here, other loops' on their own loops."""
+        current = asyncio.get_running_loop()
+        with self._lock:
+            entry = self._aclients.pop(current, None)
+        if entry is not None:
+            await entry.aclose()
+        await asyncio.to_thread(self.close)
+
+    def _sync_client(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(**self._client_options())
+            return self._client
+
+    async def _async_client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            entry = self._aclients.get(loop)
+            if entry is not None:
+                return entry.client
+            entry = _LoopClient(httpx.AsyncClient(**self._client_options()))
+            self._aclients[loop] = entry
+        await entry.guard.asend(None)
+        return entry.client
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        # Built once and shared: each client would otherwise load the CA bundle (~50 ms), and
+        # `asyncio.run` per call means a new loop, so a new client, per call.
+        if not isinstance(self._verify, ssl.SSLContext):
+            self._verify = httpx.create_ssl_context(verify=self._verify, trust_env=self._trust_env)
+        return self._verify
+
+    def _client_options(self) -> dict[str, Any]:
+        return {
+            "limits": self._limits,
+            "verify": self._ssl_context(),
+            "trust_env": self._trust_env,
+            "cookies": http.cookiejar.CookieJar(policy=_NoCookies()),
+            "headers": {"User-Agent": USER_AGENT},
+        }
+
+
+class _LoopClient:
+    """The async client of one event loop, closed when that loop shuts down.
+
+    A loop cannot tell us it is ending, but `asyncio.run` (and pytest-asyncio, IPython, anyio)
+    call `loop.shutdown_asyncgens()` before closing it, which runs the `finally` of every async
+    generator still suspended on the loop: `guard` is one, started on first use, so the client's
+    connections are closed on their own loop instead of leaking when `asyncio.run` returns.
+    """
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+        self.guard: AsyncGenerator[None, None] = self._close_at_shutdown()
+
+    async def _close_at_shutdown(self) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            await self.client.aclose()
+
+    async def aclose(self) -> None:
+        await self.guard.aclose()
+        await self.client.aclose()  # in case the guard never started
+
+
+def _close_on(loop: asyncio.AbstractEventLoop, entry: _LoopClient) -> None:
+    """Have a loop close its client, without waiting.
+
+    Waiting could deadlock: `close()` may run in the very thread whose loop must do the work
+    (a Jupyter cell blocks the kernel's loop while it runs).
+    """
+    if loop.is_closed():
+        return  # closed at its shutdown, or nothing can run there any more
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        _pending.add(task := loop.create_task(entry.aclose()))
+        task.add_done_callback(_pending.discard)
+    elif loop.is_running():
+        asyncio.run_coroutine_threadsafe(entry.aclose(), loop)
+    # an idle loop may belong to another thread: its client closes when that loop shuts down
+
+
+_pending: set[asyncio.Task[None]] = set()  # keeps fire-and-forget closings alive until done
+
+
+# -- errors: one map, one context manager ------------------------------------------------
+
+_permanent = partial(ExecutionError, permanent=True)
+_ERROR_MAP: dict[type[Exception], Callable[..., ToolCallError]] = {
+    httpx.TimeoutException: ToolTimeoutError,
+    httpx.TransportError: ExecutionError,  # refused, reset, closed early: another try may work
+    httpx.UnsupportedProtocol: _permanent,
+    httpx.LocalProtocolError: _permanent,  # our request is malformed (a bad header value)
+    httpx.TooManyRedirects: _permanent,
+    httpx.InvalidURL: _permanent,
+    UnicodeEncodeError: _permanent,  # a header value that is not ASCII
+}
+
+
+@contextmanager
+def _translate_errors(call: Call) -> Iterator[None]:
+    """Map httpx's failures to the error vocabulary, with secrets masked."""
+    try:
+        yield
+    except ToolCallError:
+        raise
+    except tuple(_ERROR_MAP) as exc:
+        # a ReadTimeout is a TransportError too: the most specific entry wins
+        target = next(_ERROR_MAP[t] for t in type(exc).__mro__ if t in _ERROR_MAP)
+        if isinstance(exc, httpx.TimeoutException):
+            what = f"did not answer within {call.timeout_s:g} s ({type(exc).__name__})"
+        else:
+            what = f"failed: {type(exc).__name__}: {exc}"
+        message = f"HTTP tool {call.tool_name!r}: {call.method} {call.shown_url} {what}"
+        raise target(mask_text(message, call.secrets)) from exc
+
+
+class _Body:
+    """Collects a response body within the attempt's size cap and deadline."""
+
+    def __init__(self, call: Call) -> None:
+        self._call = call
+        self._chunks: list[bytes] = []
+        self._size = 0
+
+    def add(self, chunk: bytes) -> None:
+        call = self._call
+        self._size += len(chunk)
+        if self._size > call.cap:
+            raise ExecutionError(
+                f"HTTP tool {call.tool_name!r}: response body exceeds {call.cap} bytes "
+                "(maxResponseBytes)",
+                details={"maxResponseBytes": call.cap},
+                permanent=True,
+            )
+        self._chunks.append(chunk)
+        if time.monotonic() > call.deadline:
+            raise ToolTimeoutError(
+                f"HTTP tool {call.tool_name!r}: {call.method} {call.shown_url} did not finish "
+                f"its body within {call.timeout_s:g} s"
+            )
+
+    def data(self) -> bytes:
+        return b"".join(self._chunks)
+
+
+# -- the outcome -------------------------------------------------------------------------
+
+
+def _outcome(call: Call, response: httpx.Response, body: bytes, fmt: str) -> object:
+    status = response.status_code
+    media = _media_type(response)
+    if 200 <= status < 300:
+        if not body and fmt == "json":
+            return None
+        if _is_textual(media, body):
+            return TextOutput(_decode(body, response), media)
+        return TextOutput(body, media)
+    snippet = _decode(body[: BODY_SNIPPET_CHARS * 4], response)[:BODY_SNIPPET_CHARS]
+    details = {"status": status, "body": mask_text(snippet, call.secrets)}
+    message = mask_text(
+        f"HTTP tool {call.tool_name!r}: {call.method} {call.shown_url} answered "
+        f"{status} {response.reason_phrase}".rstrip(),
+        call.secrets,
+    )
+    if status in (408, 429) or status >= 500:
+        retry_after_s = _retry_after_s(response.headers.get("Retry-After"))
+        raise ExecutionError(message, details=details, retry_after_s=retry_after_s)
+    raise ExecutionError(message + _hint(status), details=details, permanent=True)
+
+
+def _hint(status: int) -> str:
+    if status in (401, 403):
+        return "; check the credentials its headers send"
+    if status in (404, 405, 410):
+        return "; check its method, URL and URL params"
+    if 300 <= status < 400:
+        return "; a redirect was not followed"
+    return ""
+
+
+def _media_type(response: httpx.Response) -> str | None:
+    value = response.headers.get("Content-Type")
+    if not value:
+        return None
+    return value.split(";", 1)[0].strip().lower() or None
+
+
+def _is_textual(media: str | None, body: bytes) -> bool:
+    if media is None:
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+    return media.startswith("text/") or media.endswith(("+json", "+xml")) or media in _TEXT_TYPES
+
+
+def _decode(body: bytes, response: httpx.Response) -> str:
+    encoding = response.charset_encoding or "utf-8"
+    try:
+        return body.decode(encoding, errors="replace")
+    except LookupError:  # a charset Python does not know
+        return body.decode("utf-8", errors="replace")
+
+
+def _retry_after_s(value: str | None) -> float | None:
+    """Read `Retry-After` as seconds or as an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
