@@ -1,0 +1,335 @@
+"""CatalogTable: the tool catalogue as a searchable, tag-filtered, clickable table.
+
+Search uses the registry's filter syntax (`math`, `tag:math`, `name:demo.*`, `-slow`, quoted
+phrases; see `toolcaller.core.registry.compile_filter`). Rows are the options of one `Select`
+laid out as fixed-width columns, so a keystroke costs one widget update however many tools
+there are; at most `max_rows` rows are listed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import html
+import re
+import shlex
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as W
+import traitlets
+
+from toolcaller import Registry, Tool, ToolCaller
+
+__all__ = ["CatalogTable", "compile_query", "required_params"]
+
+DEFAULT_MAX_ROWS = 200
+NAME_WIDTH = (12, 40)  # min and max characters of the name column
+REQUIRED_WIDTH = 22
+TAGS_WIDTH = 22
+DESCRIPTION_WIDTH = 90
+PAD = "\u00a0"  # <option> text collapses ordinary spaces; no-break spaces keep columns aligned
+_STYLE = (
+    "<style>.tc-catalog-list select, .tc-catalog-head {"
+    "font-family: var(--jp-code-font-family, monospace); font-size: 12px;}</style>"
+)
+WARNING_STYLE = "color:#9a6700;background:#fff8c5;padding:2px 6px;border-radius:4px"
+
+
+class _Row:
+    """What filtering and rendering need of one tool, computed once per `refresh()`."""
+
+    __slots__ = ("label", "lower_name", "name", "tags", "text", "tool")
+
+    def __init__(self, tool: Tool, label: str) -> None:
+        self.tool = tool
+        self.name = tool.name
+        self.label = label
+        self.lower_name = tool.name.lower()
+        self.tags = frozenset(t.lower() for t in tool.tags)
+        self.text = "\n".join([tool.name, _description(tool), *tool.tags]).lower()
+
+
+RowFilter = Callable[[list[_Row]], list[_Row]]
+
+
+def compile_query(text: str) -> list[RowFilter]:
+    """Compile a filter expression into steps that each narrow a list of rows.
+
+    The syntax and its meaning are `toolcaller.core.registry.compile_filter`'s (the tests pin
+    that both agree); this twin runs on text precomputed per tool, one list comprehension per
+    term, which keeps a keystroke over 10,000 tools within a few milliseconds.
+    """
+    try:
+        terms = shlex.split(text)
+    except ValueError:  # an unbalanced quote: take the words as they are, like the registry
+        terms = text.split()
+    return [_compile_term(term) for term in terms if term not in ("", "-")]
+
+
+def _compile_term(term: str) -> RowFilter:
+    negate = term.startswith("-") and len(term) > 1
+    body = term[1:] if negate else term
+    field, _, value = body.partition(":")
+    value = value.lower()
+    if field == "tag" and value:
+        return lambda rows: [r for r in rows if (value in r.tags) is not negate]
+    if field == "name" and value:
+        match = re.compile(fnmatch.translate(value)).match
+        return lambda rows: [r for r in rows if (match(r.lower_name) is None) is negate]
+    needle = body.lower()
+    return lambda rows: [r for r in rows if (needle in r.text) is not negate]
+
+
+class CatalogTable(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is Any
+    """The catalogue as a table with search-as-you-type, a tag filter and a selection.
+
+    Observe `selected` (a tool name, or "" for none) to follow what the user clicks; set it, or
+    call `select(name)`, to select from code. Filtering never changes the selection: a selected
+    tool that the filter hides stays selected, just not highlighted.
+
+    Args:
+        caller: The `ToolCaller` (or a bare `Registry`) whose tools are listed.
+        max_rows: At most this many matching tools are listed (a label says how many match).
+        rows: Height of the list, in rows.
+    """
+
+    selected = traitlets.Unicode("", help="Name of the selected tool, or '' for none.")
+
+    def __init__(self, caller: ToolCaller | Registry, *, max_rows: int = DEFAULT_MAX_ROWS,
+                 rows: int = 14, **kwargs: Any) -> None:
+        selected = kwargs.pop("selected", "")  # checked once the tools are known
+        super().__init__(**kwargs)
+        self.registry: Registry = caller if isinstance(caller, Registry) else caller.registry
+        self.max_rows = max_rows
+        self.rows: list[str] = []
+        """Names of the tools listed now, in order (at most `max_rows`)."""
+        self.matches = 0
+        """How many tools match the current search and tags (listed or not)."""
+        self._rows: list[_Row] = []
+        self._by_name: dict[str, _Row] = {}
+        self._syncing = False
+        self._listing_problem = ""
+        self.search = W.Text(
+            placeholder="search: math   tag:math   name:demo.*   -slow",
+            continuous_update=True, description="search", layout=W.Layout(width="100%"))
+        self.tags = W.SelectMultiple(description="tags", rows=4,
+                                     tooltip="show tools with any of the selected tags")
+        self.count_label = W.HTML()
+        self.problems = W.HTML()
+        self.message = W.HTML()
+        self.header = W.HTML()
+        self.list = W.Select(rows=rows, layout=W.Layout(width="100%"))
+        self.list.add_class("tc-catalog-list")
+        self.details = W.HTML()
+        self.children = (W.HBox(children=(self.search, self.tags)), self.problems,
+                         self.count_label, self.message, self.header, self.list, self.details)
+        self.search.observe(self._on_filter_change, names="value")
+        self.tags.observe(self._on_filter_change, names="value")
+        self.list.observe(self._on_click, names="value")
+        self.refresh()
+        self.selected = selected
+
+    # -- public -----------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Re-list the registry's tools (after tools were added or removed) and filter again."""
+        self._listing_problem = ""
+        try:
+            tools, problems = self.registry.search(None)
+        except Exception as exc:  # noqa: BLE001 - a broken registry is shown, not raised
+            tools, problems = [], []
+            self._listing_problem = f"cannot list the tools: {type(exc).__name__}: {exc}"
+        width = _name_width(tools)
+        self._rows = _make_rows(tools, width)
+        self._by_name = {row.name: row for row in self._rows}
+        self.header.value = _STYLE + _header_html(width)
+        self.problems.value = _problems_html(problems)
+        self._set_tag_options(tools)
+        if self.selected and self.selected not in self._by_name:
+            self.selected = ""
+        self._apply()
+        self._render_details()
+
+    def select(self, name: str) -> None:
+        """Select a tool by name ("" clears); an unknown name raises `traitlets.TraitError`."""
+        self.selected = name
+
+    def tool(self, name: str | None = None) -> Tool | None:
+        """Return the selected tool (or the tool named `name`), `None` if there is none."""
+        row = self._by_name.get(self.selected if name is None else name)
+        return row.tool if row is not None else None
+
+    # -- filtering --------------------------------------------------------------------------
+
+    def _on_filter_change(self, change: Any) -> None:
+        if not self._syncing:
+            self._apply()
+
+    def _apply(self) -> None:
+        try:
+            matched = self._matching(self.search.value, self.tags.value)
+        except Exception as exc:  # noqa: BLE001 - a callback never raises into the UI
+            self._show_message(f"cannot apply the filter: {type(exc).__name__}: {exc}")
+            matched = []
+        else:
+            self._show_message(self._listing_problem)
+        shown = matched[: self.max_rows]
+        self.rows = [row.name for row in shown]
+        self.matches = len(matched)
+        self.count_label.value = _count_html(len(shown), len(matched), len(self._rows))
+        self._set_options(shown)
+
+    def _matching(self, text: str, tags: Sequence[str]) -> list[_Row]:
+        rows = self._rows
+        if tags:
+            wanted = {t.lower() for t in tags}
+            rows = [row for row in rows if not wanted.isdisjoint(row.tags)]
+        for narrow in compile_query(text):
+            rows = narrow(rows)
+        return rows
+
+    def _set_options(self, shown: list[_Row]) -> None:
+        self._syncing = True
+        try:
+            with self.list.hold_sync():
+                self.list.index = None  # else a new options list selects its first row
+                self.list.options = [(row.label, row.name) for row in shown]
+                if self.selected in self.rows:
+                    self.list.value = self.selected
+        finally:
+            self._syncing = False
+
+    def _set_tag_options(self, tools: list[Tool]) -> None:
+        counts = Counter(tag for tool in tools for tag in dict.fromkeys(tool.tags))
+        options = [(f"{tag} ({counts[tag]})", tag) for tag in sorted(counts, key=str.lower)]
+        keep = tuple(t for t in self.tags.value if t in counts)
+        self._syncing = True  # the options change resets the value: filter once, afterwards
+        try:
+            self.tags.options = options
+            self.tags.value = keep
+        finally:
+            self._syncing = False
+
+    # -- selection --------------------------------------------------------------------------
+
+    def _on_click(self, change: Any) -> None:
+        if self._syncing or change["new"] is None:
+            return
+        try:
+            self.selected = change["new"]
+        except Exception as exc:  # noqa: BLE001 - a callback never raises into the UI
+            self._show_message(f"cannot select {change['new']!r}: {exc}")
+
+    @traitlets.validate("selected")
+    def _check_selected(self, proposal: Any) -> str:
+        name = proposal["value"]
+        if name and name not in self._by_name:
+            close = self.registry.suggest(name)
+            tip = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise traitlets.TraitError(f"no tool named {name!r}{tip}")
+        return str(name)
+
+    @traitlets.observe("selected")
+    def _on_selected(self, change: Any) -> None:
+        self._syncing = True
+        try:
+            self.list.value = change["new"] if change["new"] in self.rows else None
+        finally:
+            self._syncing = False
+        self._render_details()
+
+    def _render_details(self) -> None:
+        tool = self.tool()
+        self.details.value = _details_html(tool) if tool is not None else ""
+
+    def _show_message(self, text: str) -> None:
+        self.message.value = (
+            f'<span style="{WARNING_STYLE}">⚠ {html.escape(text)}</span>' if text else "")
+
+
+# -- rendering ----------------------------------------------------------------------------------
+
+
+def required_params(tool: Tool) -> list[str]:
+    """Return the names of a tool's required params (none when the schema is not an object)."""
+    schema = tool.params_schema
+    required = schema.get("required") if isinstance(schema, dict) else None
+    return [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
+
+
+def _description(tool: Tool) -> str:
+    """The description as text, even from a source that left it out."""
+    return tool.description if isinstance(tool.description, str) else ""
+
+
+def _name_width(tools: list[Tool]) -> int:
+    longest = max((len(t.name) for t in tools), default=0)
+    return min(max(longest, NAME_WIDTH[0]), NAME_WIDTH[1])
+
+
+def _make_rows(tools: list[Tool], name_width: int) -> list[_Row]:
+    return [_Row(tool, _label(tool, name_width)) for tool in sorted(tools, key=lambda t: t.name)]
+
+
+def _label(tool: Tool, name_width: int) -> str:
+    cells = (
+        _cell(tool.name, name_width, cut=False),
+        _cell(", ".join(required_params(tool)), REQUIRED_WIDTH),
+        _cell(", ".join(tool.tags), TAGS_WIDTH),
+        _cut(" ".join(_description(tool).split()), DESCRIPTION_WIDTH),
+    )
+    return (PAD * 2).join(cells)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _cell(text: str, width: int, *, cut: bool = True) -> str:
+    text = _cut(text, width) if cut else text
+    return text + PAD * (width - len(text))
+
+
+def _header_html(name_width: int) -> str:
+    cells = (_cell("name", name_width), _cell("required", REQUIRED_WIDTH),
+             _cell("tags", TAGS_WIDTH), "description")
+    text = html.escape((PAD * 2).join(cells)).replace(PAD, "&nbsp;")
+    return f'<div class="tc-catalog-head" style="color:#57606a;padding-left:4px">{text}</div>'
+
+
+def _count_html(shown: int, matched: int, total: int) -> str:
+    text = f"showing {shown:,} of {matched:,}"
+    if matched != total:
+        text += f" (filtered from {total:,} tools)"
+    elif shown == total:
+        text += " tools"
+    return f'<span style="color:#57606a">{text}</span>'
+
+
+def _problems_html(problems: list[Any]) -> str:
+    if not problems:
+        return ""
+    items = "; ".join(
+        f"{html.escape(p.source)} ({html.escape(p.prefix)}…): {html.escape(p.message)}"
+        for p in problems)
+    noun = "source" if len(problems) == 1 else "sources"
+    return (f'<div style="{WARNING_STYLE}">⚠ {len(problems)} {noun} could not list '
+            f"their tools: {items}</div>")
+
+
+def _details_html(tool: Tool) -> str:
+    schema = tool.params_schema
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    required = set(required_params(tool))
+    params = []
+    for name, sub in (properties or {}).items():
+        kind = sub.get("type", "any") if isinstance(sub, dict) else "any"
+        mark = "*" if name in required else ""
+        params.append(f"<code>{html.escape(str(name))}{mark}</code>: {html.escape(str(kind))}")
+    tags = ", ".join(html.escape(t) for t in tool.tags) or "—"
+    return (
+        f"<div><b>{html.escape(tool.name)}</b> — {html.escape(_description(tool))}<br>"
+        f'<span style="color:#57606a">tags: {tags} · params: '
+        f"{', '.join(params) or '—'}</span></div>"
+    )
