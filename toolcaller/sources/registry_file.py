@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,6 +95,8 @@ def _checked_schema(schema_json: str) -> str | None:
 
 def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
     kind = next(k for k in KINDS if k in entry)
+    if kind == "http":
+        schema = _require_url_params(schema, entry["http"].get("url", ""))
     made = Tool(
         name=entry["name"],
         description=entry["description"],
@@ -143,6 +146,16 @@ def _explain(error: Any) -> str:
         return error.message.replace("Additional properties are not allowed",
                                      "unknown key(s) not allowed")
     return str(error.message)
+
+
+def _require_url_params(schema: Any, url: str) -> Any:
+    """Mark `{name}` URL template params required, so a missing one fails before any attempt."""
+    names = [n for n in re.findall(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}", url)]
+    if not names or not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return schema
+    required = list(schema.get("required", []))
+    missing = [n for n in names if n not in required]
+    return {**schema, "required": required + missing} if missing else schema
 
 
 def _check_mcp_servers(tools: list[Tool], servers: dict[str, Any], source: Path) -> None:
