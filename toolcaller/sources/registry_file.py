@@ -150,7 +150,7 @@ def _explain(error: Any) -> str:
 
 def _require_url_params(schema: Any, url: str) -> Any:
     """Mark `{name}` URL template params required, so a missing one fails before any attempt."""
-    names = [n for n in re.findall(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}", url)]
+    names = re.findall(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}", url)
     if not names or not isinstance(schema, dict) or schema.get("type", "object") != "object":
         return schema
     required = list(schema.get("required", []))
