@@ -133,8 +133,8 @@ class AttemptRunner:
             success=True,
             result=result,
             metadata=CallMetadata(duration=duration, attempts=len(plan.attempts),
-                                  tool_name=p.tool.name, timestamp=now_utc(arrived),
-                                  call_id=call_id, trail=trail),
+                                  toolName=p.tool.name, timestamp=now_utc(arrived),
+                                  callId=call_id, trail=trail),
         )
         self.history.add(CallRecord(
             call_id, p.tool.name, arrived, duration, True, None, None,
@@ -158,8 +158,8 @@ class AttemptRunner:
                             retryable=error.retryable),
             metadata=CallMetadata(duration=duration,
                                   attempts=len(plan.attempts) if plan else 0,
-                                  tool_name=tool_name, timestamp=now_utc(arrived),
-                                  call_id=call_id, trail=_trail(plan) if plan else []),
+                                  toolName=tool_name, timestamp=now_utc(arrived),
+                                  callId=call_id, trail=_trail(plan) if plan else []),
         )
         self.history.add(CallRecord(
             call_id, tool_name, arrived, duration, False, error.code.value, message,

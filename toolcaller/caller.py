@@ -9,7 +9,7 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolcaller._calls import AttemptRunner, Prepared, _ms
 from toolcaller._loop import LoopThread
@@ -331,7 +331,7 @@ def _options_for(tool: Tool, options: Any, kwargs: dict[str, Any]) -> Options:
         opts = tool.cache.get("options")
         if opts is None:
             opts = tool.cache["options"] = resolve_options(tool.options, None)
-        return opts  # type: ignore[no-any-return]
+        return opts
     if options is None:
         try:
             key = tuple(kwargs.items())
@@ -343,7 +343,7 @@ def _options_for(tool: Tool, options: Any, kwargs: dict[str, Any]) -> Options:
             opts = resolve_options(tool.options, kwargs)
             if by_key is not None and len(by_key) < 256:
                 by_key[key] = opts
-        return opts  # type: ignore[no-any-return]
+        return opts
     if kwargs and isinstance(options, dict):
         options = {**options, **kwargs}
     return resolve_options(tool.options, options)
@@ -355,7 +355,7 @@ def _not_found(name: str, close: list[str]) -> ToolNotFoundError:
                              details={"suggestions": close} if close else None)
 
 
-def _with_isolation(tool: Tool, isolation: str) -> Tool:
+def _with_isolation(tool: Tool, isolation: Literal["thread", "process"]) -> Tool:
     from dataclasses import replace
 
     key = f"isolated:{isolation}"
@@ -363,14 +363,14 @@ def _with_isolation(tool: Tool, isolation: str) -> Tool:
     if twin is None:
         twin = tool.cache[key] = replace(tool, isolation=isolation, cache=dict(tool.cache))
         twin.cache.pop("python_target", None)
-    return twin  # type: ignore[no-any-return]
+    return twin
 
 
 def _info(tool: Tool) -> dict[str, Any]:
     info = tool.cache.get("info")
     if info is None:
         info = tool.cache["info"] = tool.info()
-    return info  # type: ignore[no-any-return]
+    return info
 
 
 def _problem(problem: SourceProblem) -> dict[str, str]:

@@ -1,10 +1,10 @@
 """Public fakes for testing code that uses toolcaller: a fake clock and ready-made odd tools.
 
-    clock = FakeClock()
-    caller = ToolCaller(tools=[flaky_tool(failures=2)], clock=clock, sleep=clock.sleep,
-                        asleep=clock.asleep)
-    envelope = caller.call("flaky", retries=3, retryDelay=1000)   # returns at once
-    assert clock.slept == [1.0, 1.0]
+clock = FakeClock()
+caller = ToolCaller(tools=[flaky_tool(failures=2)], clock=clock, sleep=clock.sleep,
+asleep=clock.asleep)
+envelope = caller.call("flaky", retries=3, retryDelay=1000)   # returns at once
+assert clock.slept == [1.0, 1.0]
 """
 
 from __future__ import annotations

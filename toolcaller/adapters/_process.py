@@ -109,7 +109,11 @@ class ProcessPool:
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
         fd = worker.conn.fileno()
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        def readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_reader(fd, readable)
         try:
             worker.conn.send_bytes(payload)
             await ready

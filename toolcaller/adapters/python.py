@@ -112,7 +112,7 @@ class PythonAdapter:
                 coerce=tool.cache.get("coerce"),
             )
             tool.cache["python_target"] = target
-        return target  # type: ignore[no-any-return]
+        return target
 
     def _process_pool(self) -> Any:
         if self._processes is None:

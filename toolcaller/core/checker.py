@@ -232,6 +232,19 @@ def _has_cycle(edges: dict[int, set[int]]) -> bool:
 
 def _compile_keywords(c: _SchemaCompiler, schema: dict[str, Any]) -> Predicate:
     """Compile the keywords of one schema object into a single predicate."""
+    check = _compile_all(c, schema)
+    keywords = {key for key in schema if key in c.validators} - {"format"}
+    values = schema.get("enum")
+    if keywords != {"type", "enum"} or schema["type"] != "string" or not isinstance(values, list):
+        return check
+    if not all(type(value) is str for value in values):
+        return check
+    # Literal[...] and Enum params: one set lookup settles a str, as type + enum would.
+    strings = frozenset(values)
+    return lambda x: x in strings if type(x) is str else check(x)
+
+
+def _compile_all(c: _SchemaCompiler, schema: dict[str, Any]) -> Predicate:
     missing = [key for key in schema if key in c.validators and key not in _HANDLED]
     if missing:
         raise Unsupported(f"keywords {missing!r}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from toolcaller._types import Schema
 from toolcaller.core.checker import compile_checker
@@ -137,7 +137,7 @@ def schema_from_function(fn: Callable[..., Any]) -> tuple[dict[str, Any], Any]:
 
     _, arg_docs = describe_function(fn)
     fields: dict[str, Any] = {}
-    extra = "forbid"
+    extra: Literal["allow", "forbid"] = "forbid"
     for name, param in inspect.signature(fn).parameters.items():
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             extra = "allow"
@@ -147,7 +147,7 @@ def schema_from_function(fn: Callable[..., Any]) -> tuple[dict[str, Any], Any]:
         annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[name] = (annotation, Field(default, description=arg_docs.get(name)))
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{getattr(fn, '__name__', 'tool')}_params",
         __config__=ConfigDict(extra=extra, arbitrary_types_allowed=True),
         **fields,

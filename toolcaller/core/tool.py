@@ -56,7 +56,7 @@ class Tool:
             tags = self.tags
             text = "\n".join([self.name, self.description, *tags]).lower()
             keys = self.cache["search_keys"] = (text, frozenset(t.lower() for t in tags))
-        return keys  # type: ignore[no-any-return]
+        return keys
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (a decorated function stays usable as is)."""

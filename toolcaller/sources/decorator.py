@@ -40,7 +40,7 @@ def from_function(
     if tags:
         meta["tags"] = list(tags)
     made = Tool(
-        name=name or getattr(fn, "__name__", "tool"),
+        name=name or str(getattr(fn, "__name__", "tool")),
         description=description if description is not None else summary,
         params_schema=params_schema if params_schema is not None else schema,
         kind="python",

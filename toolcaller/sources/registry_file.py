@@ -143,8 +143,8 @@ def _explain(error: Any) -> str:
             return f"a tool needs one implementation: one of {', '.join(KINDS)}"
         return f"a tool has exactly one implementation, this one has {', '.join(kinds)}"
     if error.validator == "additionalProperties":
-        return error.message.replace("Additional properties are not allowed",
-                                     "unknown key(s) not allowed")
+        return str(error.message).replace("Additional properties are not allowed",
+                                          "unknown key(s) not allowed")
     return str(error.message)
 
 
