@@ -7,6 +7,7 @@ exceptions become envelopes.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -26,15 +27,17 @@ __all__ = ["AttemptRunner", "Prepared"]
 class Prepared:
     """A validated call, ready for its attempts."""
 
-    __slots__ = ("adapter", "options", "params", "secret_keys", "tool")
+    __slots__ = ("adapter", "options", "params", "redacted", "secret_keys", "tool")
 
     def __init__(self, tool: Tool, params: JSONObject, options: Options, adapter: Adapter,
-                 secret_keys: frozenset[str]) -> None:
+                 secret_keys: frozenset[str], redacted: JSONObject) -> None:
         self.tool = tool
         self.params = params
         self.options = options
         self.adapter = adapter
         self.secret_keys = secret_keys
+        self.redacted = redacted
+        """The params with secrets masked, as the history keeps them."""
 
 
 
@@ -138,7 +141,7 @@ class AttemptRunner:
         )
         self.history.add(CallRecord(
             call_id, p.tool.name, arrived, duration, True, None, None,
-            redact_params(p.params, p.secret_keys), p.options,
+            p.redacted, p.options,
             _attempt_records(plan, ()),
         ))
         return envelope
@@ -146,7 +149,8 @@ class AttemptRunner:
     def _failed(self, call_id: str, name: Any, params: Any, p: Prepared | None,
                 error: ToolCallError, arrived: float, start: float, plan: CallPlan | None,
                 secrets: Iterable[str]) -> Envelope:
-        secret_keys = p.secret_keys if p is not None else frozenset()
+        secret_keys = (p.secret_keys if p is not None
+                       else getattr(error, "secret_keys", frozenset()))
         known = set(secrets) | collect_secrets(params, secret_keys)
         message = mask_text(error.message, known)
         details = redact_value(error.details, known) if error.details is not None else None
@@ -163,7 +167,7 @@ class AttemptRunner:
         )
         self.history.add(CallRecord(
             call_id, tool_name, arrived, duration, False, error.code.value, message,
-            redact_params(params, secret_keys) if isinstance(params, dict) else None,
+            _safe_redact(params, secret_keys),
             p.options if p else None,
             _attempt_records(plan, known) if plan else [],
         ))
@@ -232,3 +236,25 @@ def _attempt_records(plan: CallPlan, secrets: Iterable[str]) -> list[AttemptReco
 
 def _ms(seconds: float) -> float:
     return round(seconds * 1000.0, 3)
+
+
+def _safe_redact(params: Any, secret_keys: frozenset[str]) -> Any:
+    """Redact params for the history of a failed call, even params that are not valid JSON."""
+    if not isinstance(params, dict):
+        return None
+    try:
+        return redact_params(params, secret_keys)
+    except (ToolCallError, RecursionError):
+        return redact_params(_finite(params), secret_keys)
+
+
+def _finite(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if depth > 100:
+        return "…"
+    if isinstance(value, dict):
+        return {k: _finite(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v, depth + 1) for v in value]
+    return value

@@ -19,6 +19,7 @@ from toolcaller.adapters.python import PythonAdapter
 from toolcaller.core.history import History
 from toolcaller.core.options import resolve_options
 from toolcaller.core.redact import (
+    redact_params,
     secret_names_in_schema,
 )
 from toolcaller.core.registry import Registry
@@ -173,23 +174,29 @@ class ToolCaller(AttemptRunner):
         return await self._attempts_async(prepared, call_id, arrived, start)
 
     def handle(self, request: Any) -> dict[str, Any]:
-        """Answer one JSON request (execute or discover) with an envelope dict; never raises."""
+        """Answer one JSON request (execute or discover) with an envelope dict; never raises.
+
+        A request's `id` (a string, number or null) comes back as `metadata.requestId`, so
+        that a client reading JSON Lines can pair answers with requests.
+        """
         try:
-            return self._handle(request).to_dict()
+            return _with_request_id(self._handle(request).to_dict(), request)
         except Exception as exc:  # noqa: BLE001 - envelope boundary: handle() never raises
-            return self._last_resort(request, exc).to_dict()
+            return _with_request_id(self._last_resort(request, exc).to_dict(), request)
 
     async def ahandle(self, request: Any) -> dict[str, Any]:
         """Async twin of `handle`."""
         try:
             kind, args = self._parse_request(request)
             if kind == "discover":
-                return self.discover(args).to_dict()
-            return (await self.acall(*args)).to_dict()
+                answer = self.discover(args).to_dict()
+            else:
+                answer = (await self.acall(*args)).to_dict()
         except _BadRequest as bad:
-            return bad.envelope.to_dict()
+            answer = bad.envelope.to_dict()
         except Exception as exc:  # noqa: BLE001 - envelope boundary: ahandle() never raises
-            return self._last_resort(request, exc).to_dict()
+            answer = self._last_resort(request, exc).to_dict()
+        return _with_request_id(answer, request)
 
     def _handle(self, request: Any) -> Envelope:
         try:
@@ -212,13 +219,17 @@ class ToolCaller(AttemptRunner):
 
         if not isinstance(request, dict):
             raise bad(f"a request must be a JSON object, got {_kind(request)}")
+        request_id = request.get("id")
+        if request_id is not None and not isinstance(request_id, str | int | float):
+            raise bad(f"id must be a string or a number, got {_kind(request_id)}")
         unknown = [k for k in request if k not in _REQUEST_KEYS]
         if unknown:
             raise bad(f"unknown request key {unknown[0]!r}; a request has "
                       "toolName, params, options (or action: 'discover')")
         action = request.get("action")
         if action == "discover":
-            options = request.get("options") or {}
+            options = request.get("options")
+            options = {} if options is None else options
             if not isinstance(options, dict) or set(options) - {"filter"}:
                 raise bad("discover options take only 'filter' (a string)")
             flt = options.get("filter")
@@ -249,23 +260,21 @@ class ToolCaller(AttemptRunner):
         if tool is None:
             raise _not_found(name, self.registry.suggest(name))
         cache = tool.cache
-        opts = _options_for(tool, options, kwargs)
         validator = cache.get("validator")
         if validator is None:
-            validator = cache["validator"] = ParamsValidator(tool.params_schema)
             cache["secret_keys"] = secret_names_in_schema(tool.params_schema)
-        violations = validator.violations(params)
-        if violations:
-            first = violations[0]
-            where = f" at {first['pointer']}" if first["pointer"] else ""
-            raise InvalidParamsError(
-                f"params of {name!r} are invalid{where}: {first['message']}"
-                + (f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""),
-                details={"violations": violations},
-            )
+            validator = cache["validator"] = ParamsValidator(tool.params_schema)
+        secret_keys: frozenset[str] = cache["secret_keys"]
+        try:
+            opts = _options_for(tool, options, kwargs)
+            redacted = redact_params(params, secret_keys)  # also refuses NaN and Infinity
+            _validate(name, validator, params, cache.get("coerce"))
+        except InvalidParamsError as error:
+            error.secret_keys = secret_keys  # type: ignore[attr-defined]
+            raise
         if opts.isolation is not None and opts.isolation != (tool.isolation or "thread"):
             tool = _with_isolation(tool, opts.isolation)
-        return Prepared(tool, params, opts, self.adapter_for(tool.kind), cache["secret_keys"])
+        return Prepared(tool, params, opts, self.adapter_for(tool.kind), secret_keys, redacted)
 
     # -- attempt drivers --------------------------------------------------------------------
 
@@ -324,6 +333,30 @@ class _BadRequest(Exception):
     def __init__(self, envelope: Envelope) -> None:
         super().__init__("bad request")
         self.envelope = envelope
+
+
+def _with_request_id(answer: dict[str, Any], request: Any) -> dict[str, Any]:
+    if isinstance(request, dict) and "id" in request:
+        request_id = request["id"]
+        if request_id is None or isinstance(request_id, str | int | float):
+            answer["metadata"]["requestId"] = request_id
+    return answer
+
+
+def _validate(name: str, validator: ParamsValidator, params: JSONObject,
+              coerce: Callable[[JSONObject], Any] | None) -> None:
+    """Raise `InvalidParamsError` listing every violation, before any attempt (rule 3)."""
+    violations = validator.violations(params)
+    if violations:
+        first = violations[0]
+        where = f" at {first['pointer']}" if first["pointer"] else ""
+        raise InvalidParamsError(
+            f"params of {name!r} are invalid{where}: {first['message']}"
+            + (f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""),
+            details={"violations": violations},
+        )
+    if coerce is not None:
+        coerce(params)  # a @tool's richer types (datetimes, enums, models) are checked too
 
 
 def _options_for(tool: Tool, options: Any, kwargs: dict[str, Any]) -> Options:

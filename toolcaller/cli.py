@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
@@ -21,16 +22,28 @@ class _UsageError(Exception):
     pass
 
 
-def _parser() -> argparse.ArgumentParser:
+def _common(defaults: bool) -> argparse.ArgumentParser:
+    """The options every command takes, before or after the command's name."""
+    # Sub-commands must not reset what was given before the command: their defaults are
+    # SUPPRESS, and only the top-level parser sets real ones.
+    default = {} if defaults else {"default": argparse.SUPPRESS}
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--registry", metavar="FILE",
-                        help="registry file (default: the embedded demo registry)")
+                        help="registry file (default: the embedded demo registry)",
+                        **({"default": None} if defaults else default))
     common.add_argument("--plugins", action="store_true",
-                        help="also load tools from installed plugins (toolcaller.tools)")
-    common.add_argument("--indent", type=int, default=None, metavar="N",
-                        help="indent the JSON output by N spaces")
+                        help="also load tools from installed plugins (toolcaller.tools)",
+                        **default)
+    common.add_argument("--indent", type=int, metavar="N",
+                        help="indent the JSON output by N spaces",
+                        **({"default": None} if defaults else default))
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common(defaults=False)
     parser = argparse.ArgumentParser(
-        prog="toolcaller", parents=[common],
+        prog="toolcaller", parents=[_common(defaults=True)],
         description="Discover tools and call them: JSON in, JSON envelopes out.",
         epilog="Exit status: 0 success, 1 a call failed, 2 bad usage.",
     )
@@ -84,6 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head -1`): say nothing more, like other Unix tools.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
     finally:
         caller.close()
 
@@ -137,7 +155,8 @@ DEMO_REQUESTS: list[dict[str, Any]] = [
     {"toolName": "math.add", "params": {"a": 1, "b": 2}},
     {"toolName": "text.echo", "params": {"text": "hello", "upper": True}},
     {"toolName": "demo.flaky", "params": {"failures": 1, "key": "cli-demo"}},
-    {"toolName": "demo.slow", "params": {"seconds": 5}, "options": {"timeout": 100, "retries": 1, "retryDelay": 100}},
+    {"toolName": "demo.slow", "params": {"seconds": 5},
+     "options": {"timeout": 100, "retries": 1, "retryDelay": 100}},
     {"toolName": "demo.fail", "options": {"retries": 2}},
     {"toolName": "math.ad", "params": {"a": 1, "b": 2}},
     {"toolName": "math.add", "params": {"a": "one"}},
@@ -171,9 +190,17 @@ def _read_params(text: str) -> Any:
         except OSError as exc:
             raise _UsageError(f"cannot read params file {text[1:]!r}: {exc.strerror}") from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise _UsageError(f"{source} is not valid JSON: {exc.msg} at column {exc.colno}") from None
+    except ValueError as exc:
+        raise _UsageError(f"{source} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise _UsageError(f"{source} is nested too deeply") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _handle(caller: ToolCaller, stdin: TextIO, stdout: TextIO, indent: int | None) -> int:
@@ -207,7 +234,7 @@ class _Broken:
 
 def _requests(stdin: TextIO) -> Iterator[Any]:
     """Yield each JSON value on stdin as soon as it is complete (JSON Lines or pretty JSON)."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_constant=_refuse_constant)
     pending: list[str] = []
     for line in stdin:
         if not pending and not line.strip():
@@ -220,9 +247,12 @@ def _requests(stdin: TextIO) -> Iterator[Any]:
             if _incomplete(exc, text) and len(text) < MAX_PENDING_CHARS:
                 continue
             yield _Broken(pending[0], exc.msg)
-            rest = pending[1:]
-            pending = []
+            rest, pending = pending[1:], []
             yield from _requests_from_lines(rest, decoder)
+            continue
+        except (ValueError, RecursionError) as exc:
+            yield _Broken(text, _why(exc))
+            pending = []
             continue
         pending = []
         yield value
@@ -230,7 +260,9 @@ def _requests(stdin: TextIO) -> Iterator[Any]:
         if tail:
             yield from _requests_from_lines([tail], decoder)
     if pending:
-        yield _Broken("".join(pending), "the input ended inside a JSON value")
+        # The input ended inside a value: the first line is broken, the others may be fine.
+        yield _Broken(pending[0], "the input ended inside a JSON value")
+        yield from _requests_from_lines(pending[1:], decoder)
 
 
 def _requests_from_lines(lines: list[str], decoder: json.JSONDecoder) -> Iterator[Any]:
@@ -242,8 +274,15 @@ def _requests_from_lines(lines: list[str], decoder: json.JSONDecoder) -> Iterato
             except json.JSONDecodeError as exc:
                 yield _Broken(text, exc.msg)
                 break
+            except (ValueError, RecursionError) as exc:
+                yield _Broken(text, _why(exc))
+                break
             yield value
             text = text[end:].strip()
+
+
+def _why(exc: Exception) -> str:
+    return "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
 def _incomplete(exc: json.JSONDecodeError, text: str) -> bool:
@@ -252,5 +291,9 @@ def _incomplete(exc: json.JSONDecodeError, text: str) -> bool:
 
 
 def _write(stdout: TextIO, data: Any, indent: int | None) -> None:
-    stdout.write(json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n")
+    text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+    try:
+        stdout.write(text + "\n")
+    except UnicodeEncodeError:  # a lone surrogate, or a terminal that is not UTF-8
+        stdout.write(json.dumps(data, indent=indent, ensure_ascii=True, allow_nan=False) + "\n")
     stdout.flush()

@@ -9,6 +9,7 @@ wait, and they time out honestly instead of piling up threads without end.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import contextvars
 import queue
 import threading
@@ -55,7 +56,8 @@ class Job:
         self.running = False
         self._done.release()
         if self.callback is not None:
-            self.callback(self)
+            with contextlib.suppress(Exception):  # a worker thread must outlive any callback
+                self.callback(self)
 
 
 class WorkerPool:

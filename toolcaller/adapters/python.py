@@ -7,6 +7,7 @@ to the registry file's folder). Imports happen on first call, never at discovery
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -89,7 +90,10 @@ class PythonAdapter:
         future: asyncio.Future[Job] = loop.create_future()
 
         def finished(job: Job) -> None:
-            loop.call_soon_threadsafe(_settle, future, job)
+            # A straggler may end after its loop closed (asyncio.run returned): nobody waits.
+            if not loop.is_closed():
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(_settle, future, job)
 
         job = self.pool.submit(target.fn, kwargs, finished)
         try:
@@ -186,11 +190,20 @@ def _is_signature_mismatch(exc: TypeError) -> bool:
 
 
 def _trace(exc: BaseException) -> dict[str, Any]:
-    lines = traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-8)
-    text = "".join(lines)
+    """A stack summary of the tool's own frames, innermost last (the engine's are left out)."""
+    frames = [
+        f"{frame.filename}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}"
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if not frame.filename.replace("\\", "/").endswith(_ENGINE_FRAMES)
+    ][-8:]
+    text = "\n".join(frames)
     if len(text) > TRACEBACK_CHARS:
-        text = "…" + text[-TRACEBACK_CHARS:]
-    return {"type": type(exc).__qualname__, "traceback": text}
+        frames = ["…", *(f[-TRACEBACK_CHARS // 8:] for f in frames)]
+    return {"type": type(exc).__qualname__, "stack": frames}
+
+
+_ENGINE_FRAMES = ("toolcaller/adapters/_threads.py", "toolcaller/adapters/python.py",
+                  "toolcaller/adapters/_process.py")
 
 
 def load_callable(spec: str, base_dir: Path | None = None) -> Callable[..., Any]:

@@ -9,10 +9,13 @@ bearer credentials, PEM private keys).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Iterable
 from functools import lru_cache
 from typing import Any
+
+from toolcaller.errors import InvalidParamsError
 
 __all__ = [
     "MASK",
@@ -93,16 +96,18 @@ _PLAIN = (int, float, bool, type(None))
 def redact_params(params: Any, secret_keys: Collection[str] = ()) -> Any:
     """Return a copy of params with secret-keyed values masked and token-shaped strings masked."""
     if type(params) is not dict:
-        return _redact(params, secret_keys, (), 0)
+        return _redact(params, secret_keys, (), 0, strict=True)
     out = {}
     # The flat case (scalars under plain keys) is every call's: keep it a tight loop.
     for key, value in params.items():
         if value is not None and (key in secret_keys or is_secret_name(key)):
             out[key] = MASK
         elif type(value) in _PLAIN or (type(value) is str and len(value) < 16):
+            if type(value) is float and not math.isfinite(value):
+                raise _non_finite(key, value)
             out[key] = value
         else:
-            out[key] = _redact(value, secret_keys, (), 1)
+            out[key] = _redact(value, secret_keys, (), 1, strict=True)
     return out
 
 
@@ -111,21 +116,33 @@ def redact_value(value: Any, secrets: Iterable[str] = ()) -> Any:
     return _redact(value, (), tuple(_usable(secrets)), 0)
 
 
-def _redact(value: Any, secret_keys: Collection[str], secrets: tuple[str, ...], depth: int) -> Any:
+def _redact(value: Any, secret_keys: Collection[str], secrets: tuple[str, ...], depth: int,
+            *, strict: bool = False) -> Any:
     if isinstance(value, str):
         return _mask(value, secrets)
     if depth > 100:
         return MASK
+    if isinstance(value, float) and not math.isfinite(value):
+        if strict:  # params: refuse; anything else: keep JSON strict with a readable stand-in
+            raise _non_finite("…", value)
+        return repr(value)
     if isinstance(value, dict):
         return {
             key: MASK
             if isinstance(key, str) and _is_secret_key(key, secret_keys) and item is not None
-            else _redact(item, secret_keys, secrets, depth + 1)
+            else _redact(item, secret_keys, secrets, depth + 1, strict=strict)
             for key, item in value.items()
         }
     if isinstance(value, list | tuple):
-        return [_redact(item, secret_keys, secrets, depth + 1) for item in value]
+        return [_redact(item, secret_keys, secrets, depth + 1, strict=strict) for item in value]
     return value
+
+
+def _non_finite(key: Any, value: float) -> InvalidParamsError:
+    return InvalidParamsError(
+        f"params hold {value!r} under {str(key)!r}; JSON has no NaN or Infinity",
+        details={"violations": [{"pointer": f"/{key}", "message": "not a finite number"}]},
+    )
 
 
 def _usable(secrets: Iterable[str]) -> list[str]:

@@ -150,8 +150,8 @@ def compile_filter(filter_text: str) -> Predicate:
     """Compile a filter expression into a predicate over tools."""
     try:
         terms = shlex.split(filter_text)
-    except ValueError:  # an unbalanced quote: take the words as they are
-        terms = filter_text.split()
+    except ValueError:  # an unbalanced quote (typing in progress): drop the quotes
+        terms = filter_text.replace('"', " ").replace("'", " ").split()
     checks = [_compile_term(term) for term in terms if term not in ("", "-")]
 
     def predicate(tool: Tool) -> bool:

@@ -23,8 +23,24 @@ def to_result(output: object, fmt: Literal["json", "raw"]) -> Any:
     if isinstance(output, TextOutput):
         return _parse_text(output) if fmt == "json" else output.data
     if fmt == "raw":
+        _check_raw(output)
         return output
     return to_json_result(output)
+
+
+def _check_raw(value: object) -> None:
+    """Raw output is returned untouched, but the envelope must still dump to JSON."""
+    if type(value) in _SCALARS or isinstance(value, bytes):
+        return
+    from pydantic_core import PydanticSerializationError, to_json
+
+    try:
+        to_json(value, bytes_mode="base64", inf_nan_mode="null")
+    except (PydanticSerializationError, ValueError, TypeError, RecursionError) as exc:
+        raise ParseError(
+            f"the tool's raw output (a {type(value).__qualname__}) cannot be put in a JSON "
+            "envelope", details={"type": type(value).__qualname__},
+        ) from exc
 
 
 def to_json_result(value: object) -> Any:

@@ -33,16 +33,19 @@ class ParamsValidator:
     def violations(self, params: Any) -> list[dict[str, str]]:
         """Return every violation as `{"pointer", "message"}`; an empty list when valid."""
         check = self._check
-        if check is not None and check(params):
-            return []
-        validator = self._full
-        if validator is None:
-            validator = self._full = _build_validator(self.schema)
-        found = []
-        for error in validator.iter_errors(params):
-            found.extend(_describe(error))
-            if len(found) >= MAX_VIOLATIONS:
-                break
+        try:
+            if check is not None and check(params):
+                return []
+            validator = self._full
+            if validator is None:
+                validator = self._full = _build_validator(self.schema)
+            found = []
+            for error in validator.iter_errors(params):
+                found.extend(_describe(error))
+                if len(found) >= MAX_VIOLATIONS:
+                    break
+        except RecursionError:
+            return [{"pointer": "", "message": "the params are nested too deeply to check"}]
         found.sort(key=lambda v: v["pointer"])
         return found
 
@@ -138,7 +141,11 @@ def schema_from_function(fn: Callable[..., Any]) -> tuple[dict[str, Any], Any]:
     _, arg_docs = describe_function(fn)
     fields: dict[str, Any] = {}
     extra: Literal["allow", "forbid"] = "forbid"
-    for name, param in inspect.signature(fn).parameters.items():
+    try:  # postponed annotations (`from __future__ import annotations`) are strings
+        signature = inspect.signature(fn, eval_str=True)
+    except (NameError, TypeError, SyntaxError):
+        signature = inspect.signature(fn)
+    for name, param in signature.parameters.items():
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             extra = "allow"
             continue

@@ -84,8 +84,26 @@ def tools_from_data(data: Any, source: str = "<registry>", base_dir: Path | None
             if problem:
                 raise RegistryError(f"{source}: /tools/{index}/paramsSchema: {problem}",
                                     source=source, pointer=f"/tools/{index}/paramsSchema")
+        _check_options(entry.get("options"), source, index)
         tools.append(_tool(entry, schema, base_dir))
     return tools
+
+
+def _check_options(options: Any, source: str, index: int) -> None:
+    """Check a tool's default options now, so a bad one is the registry's error, not a call's."""
+    if not options:
+        return
+    from toolcaller.core.options import resolve_options
+    from toolcaller.errors import InvalidParamsError
+
+    try:
+        resolve_options({}, options, where=f"/tools/{index}/options")
+    except InvalidParamsError as exc:
+        first = ((exc.details or {}).get("violations") or [{}])[0]
+        pointer = str(first.get("pointer", f"/tools/{index}/options")).replace("//", "/")
+        problem = first.get("message", exc.message)
+        raise RegistryError(f"{source}: {pointer}: {problem}", source=source,
+                            pointer=pointer) from None
 
 
 @lru_cache(maxsize=4096)
