@@ -1,8 +1,9 @@
-"""Jupyter widgets: parameter forms built from JSON Schemas (more views to come)."""
+"""Jupyter widgets: catalogue, parameter forms, results, history, and the explorer of them all."""
 
 from toolcaller.widgets.catalogue import CatalogTable
+from toolcaller.widgets.explorer import Explorer
 from toolcaller.widgets.form import ParamForm
 from toolcaller.widgets.history import HistoryView
 from toolcaller.widgets.result import ResultView
 
-__all__ = ["CatalogTable", "HistoryView", "ParamForm", "ResultView"]
+__all__ = ["CatalogTable", "Explorer", "HistoryView", "ParamForm", "ResultView"]
