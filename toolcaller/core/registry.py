@@ -153,9 +153,14 @@ def compile_filter(filter_text: str) -> Predicate:
     except ValueError:  # an unbalanced quote (typing in progress): drop the quotes
         terms = filter_text.replace('"', " ").replace("'", " ").split()
     checks = [_compile_term(term) for term in terms if term not in ("", "-")]
+    if len(checks) == 1:  # the common case while typing: no loop at all
+        return checks[0]
 
     def predicate(tool: Tool) -> bool:
-        return all(check(tool) for check in checks)
+        for check in checks:
+            if not check(tool):
+                return False
+        return True
 
     return predicate
 
