@@ -32,6 +32,14 @@ from toolcaller.core._checker_keywords import (
     schema_list,
     type_names,
 )
+from toolcaller.core._json_equality import (
+    DRAFT7,
+    DRAFT7_KEYWORDS,
+    DRAFT202012_KEYWORDS,
+    draft_of,
+    equal,
+    uniq,
+)
 
 __all__ = ["compile_checker", "schema_draft"]
 
@@ -88,13 +96,10 @@ def compile_checker(schema: Schema) -> Callable[[object], bool] | None:
 class _SchemaCompiler:
     """Compiles one root schema, each `$ref` target once, so recursive schemas work."""
 
-    def __init__(self, root: object, validator: Any) -> None:
-        from jsonschema import Draft7Validator
-        from jsonschema._utils import equal, uniq  # jsonschema's own equality: exact by design
-
+    def __init__(self, root: object, draft: str) -> None:
         self.root = root
-        self.draft7 = validator is Draft7Validator
-        self.validators = frozenset(validator.VALIDATORS)
+        self.draft7 = draft == DRAFT7
+        self.validators = DRAFT7_KEYWORDS if self.draft7 else DRAFT202012_KEYWORDS
         self.equal: Callable[[Any, Any], bool] = equal
         self.uniq: Callable[[Any], bool] = uniq
         self._targets: dict[int, Predicate] = {}
@@ -107,21 +112,16 @@ class _SchemaCompiler:
     @classmethod
     def for_root(cls, root: object) -> _SchemaCompiler:
         """Check the draft and base URIs of `root`, and start a compiler for it."""
-        from jsonschema import Draft7Validator, Draft202012Validator
-
         if not isinstance(root, dict | bool):
             raise Unsupported(f"schema {root!r}")
-        if isinstance(root, dict) and not isinstance(root.get("$schema", ""), str):
-            raise Unsupported(f"$schema {root['$schema']!r}")
-        validator = schema_draft(root)
-        if validator not in (Draft7Validator, Draft202012Validator):
-            raise Unsupported(f"draft {validator.__name__}")
+        draft = draft_of(root)
+        if draft is None:
+            raise Unsupported(f"$schema {root.get('$schema')!r}")  # type: ignore[union-attr]
         if isinstance(root, dict):
             if not isinstance(root.get("$id", ""), str):
                 raise Unsupported(f"$id {root['$id']!r}")
-            for value in root.values():
-                _reject_nested_ids(value)
-        return cls(root, validator)
+            _reject_ids_below(root)
+        return cls(root, draft)
 
     def compile_root(self) -> Predicate:
         """Compile the root schema."""
@@ -183,15 +183,33 @@ class _SchemaCompiler:
         return check
 
 
+_NAME_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_DATA_KEYWORDS = ("enum", "const", "default", "examples")
+
+
 def _reject_nested_ids(node: object) -> None:
-    """Refuse `$id` and `$schema` below the root: they would move where `$ref`s point."""
+    """Refuse `$id` and `$schema` below the root: they would move where `$ref`s point.
+
+    Only schema positions count: a property *named* `$schema` is a name, and `enum`,
+    `const`, `default` and `examples` hold data, not schemas.
+    """
     if isinstance(node, dict):
         if "$id" in node or "$schema" in node:
             raise Unsupported("$id or $schema below the root")
-        for value in node.values():
-            _reject_nested_ids(value)
+        _reject_ids_below(node)
     elif isinstance(node, list):
         for value in node:
+            _reject_nested_ids(value)
+
+
+def _reject_ids_below(node: dict[str, Any]) -> None:
+    for key, value in node.items():
+        if key in _DATA_KEYWORDS:
+            continue
+        if key in _NAME_MAPS and isinstance(value, dict):
+            for sub in value.values():
+                _reject_nested_ids(sub)
+        else:
             _reject_nested_ids(value)
 
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from toolcaller._types import Schema
 from toolcaller.core.checker import compile_checker
+from toolcaller.errors import ExecutionError
 
 __all__ = [
     "ParamsValidator",
@@ -53,6 +54,10 @@ class ParamsValidator:
 def _build_validator(schema: Schema) -> Any:
     from jsonschema.validators import Draft202012Validator, validator_for
 
+    problem = check_schema(schema)
+    if problem is not None:
+        raise ExecutionError(f"the tool's paramsSchema is not a valid JSON Schema: {problem}",
+                             permanent=True)
     cls = validator_for(schema, default=Draft202012Validator)
     return cls(schema)
 

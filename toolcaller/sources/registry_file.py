@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 __all__ = ["load_registry", "registry_schema", "tools_from_data"]
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "registry.schema.json"
-FULL_SCHEMA_CHECK_LIMIT = 2_000
-"""Registries up to this many tools have every paramsSchema checked against the metaschema at
-load time; larger ones are checked when a tool's validator is first built."""
+FULL_SCHEMA_CHECK_LIMIT = 1_000
+"""Registries up to this many tools have every paramsSchema checked at load time; larger ones
+are checked when a tool's validator is first built."""
 
 
 @lru_cache(maxsize=1)
@@ -108,11 +108,43 @@ def _check_options(options: Any, source: str, index: int) -> None:
 
 @lru_cache(maxsize=4096)
 def _checked_schema(schema_json: str) -> str | None:
-    return check_schema(json.loads(schema_json))
+    schema = json.loads(schema_json)
+    if _lite_check()(schema) and _patterns_compile(schema):
+        return None  # jsonschema (slow to import) only runs to explain a schema that fails
+    return check_schema(schema)
+
+
+@lru_cache(maxsize=1)
+def _lite_check() -> Any:
+    lite = json.loads((SCHEMA_PATH.parent / "params-lite.schema.json").read_text("utf-8"))
+    return compile_checker(lite) or (lambda _: False)
+
+
+def _patterns_compile(schema: Any, depth: int = 0) -> bool:
+    """Say whether every `pattern` and `patternProperties` key is a regex Python accepts."""
+    if depth > 64:
+        return False
+    if isinstance(schema, list):
+        return all(_patterns_compile(s, depth + 1) for s in schema)
+    if not isinstance(schema, dict):
+        return True
+    patterns = [schema["pattern"]] if isinstance(schema.get("pattern"), str) else []
+    if isinstance(schema.get("patternProperties"), dict):
+        patterns += list(schema["patternProperties"])
+    try:
+        for pattern in patterns:
+            re.compile(pattern)
+    except re.error:
+        return False
+    return all(_patterns_compile(v, depth + 1) for k, v in schema.items()
+               if k not in ("enum", "const", "default", "examples") and isinstance(v, dict | list))
 
 
 def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
-    kind = next(k for k in KINDS if k in entry)
+    kind = "python"
+    for kind in KINDS:  # noqa: B007 - the schema guarantees exactly one kind key
+        if kind in entry:
+            break
     if kind == "http":
         schema = _require_url_params(schema, entry["http"].get("url", ""))
     made = Tool(
