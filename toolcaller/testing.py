@@ -34,6 +34,7 @@ class FakeClock:
         self._lock = threading.Lock()
 
     def __call__(self) -> float:
+        """Return the current fake time in seconds."""
         return self.now
 
     def advance(self, seconds: float) -> None:

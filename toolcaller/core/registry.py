@@ -157,7 +157,7 @@ def compile_filter(filter_text: str) -> Predicate:
         return checks[0]
 
     def predicate(tool: Tool) -> bool:
-        for check in checks:
+        for check in checks:  # noqa: SIM110 - a plain loop: all() makes a generator per tool
             if not check(tool):
                 return False
         return True

@@ -142,7 +142,7 @@ def _patterns_compile(schema: Any, depth: int = 0) -> bool:
 
 def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
     kind = "python"
-    for kind in KINDS:  # noqa: B007 - the schema guarantees exactly one kind key
+    for kind in KINDS:  # the schema guarantees exactly one kind key
         if kind in entry:
             break
     if kind == "http":
