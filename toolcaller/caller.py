@@ -40,6 +40,11 @@ from toolcaller.errors import (
 )
 
 if TYPE_CHECKING:
+    import concurrent.futures
+
+    import pandas as pd
+
+    from toolcaller._remote import CallerSource
     from toolcaller.core.registry import SourceProblem
 
 __all__ = ["ToolCaller"]
@@ -172,6 +177,33 @@ class ToolCaller(AttemptRunner):
         except ToolCallError as error:
             return self._failed(call_id, name, params, None, error, arrived, start, None, ())
         return await self._attempts_async(prepared, call_id, arrived, start)
+
+    def map(self, name: str, params: Iterable[JSONObject] | pd.DataFrame, /, *,
+            concurrency: int = 16, progress: bool | None = None,
+            executor: concurrent.futures.Executor | None = None,
+            source: str | Path | CallerSource | None = None, options: JSONObject | None = None,
+            **option_kwargs: Any) -> pd.DataFrame:
+        """Call one tool once per params row (dicts or a DataFrame) into a DataFrame.
+
+        See `toolcaller.batch`: a concurrency limit, a progress bar, one envelope per row, and
+        any `concurrent.futures.Executor` (a Dask client's included) to run the rows elsewhere.
+        """
+        from toolcaller.batch import map_calls
+
+        return map_calls(self, name, params, concurrency=concurrency, progress=progress,
+                         executor=executor, source=source, options=options, **option_kwargs)
+
+    async def amap(self, name: str, params: Iterable[JSONObject] | pd.DataFrame, /, *,
+                   concurrency: int = 16, progress: bool | None = None,
+                   executor: concurrent.futures.Executor | None = None,
+                   source: str | Path | CallerSource | None = None,
+                   options: JSONObject | None = None, **option_kwargs: Any) -> pd.DataFrame:
+        """Async twin of `map`: rows run on the running loop."""
+        from toolcaller.batch import amap_calls
+
+        return await amap_calls(self, name, params, concurrency=concurrency, progress=progress,
+                                executor=executor, source=source, options=options,
+                                **option_kwargs)
 
     def handle(self, request: Any) -> dict[str, Any]:
         """Answer one JSON request (execute or discover) with an envelope dict; never raises.

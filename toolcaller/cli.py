@@ -26,7 +26,7 @@ def _common(defaults: bool) -> argparse.ArgumentParser:
     """The options every command takes, before or after the command's name."""
     # Sub-commands must not reset what was given before the command: their defaults are
     # SUPPRESS, and only the top-level parser sets real ones.
-    default = {} if defaults else {"default": argparse.SUPPRESS}
+    default: dict[str, Any] = {} if defaults else {"default": argparse.SUPPRESS}
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--registry", metavar="FILE",
                         help="registry file (default: the embedded demo registry)",

@@ -1,0 +1,184 @@
+"""Many calls at once (`amap`, `map`, a raw gather of `acall`) and timeout precision per kind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suite_kit import (
+    http_registry,
+    http_server,
+    p50_p99,
+    row,
+    scratch,
+    script_registry,
+    skipped,
+)
+from toolcaller import ToolCaller, tool
+from toolcaller.batch import amap_calls, map_calls
+
+TOOL_S = 0.05
+
+
+async def sleep50() -> dict[str, bool]:
+    """Sleep 50 ms."""
+    await asyncio.sleep(TOOL_S)
+    return {"ok": True}
+
+
+def concurrency(quick: bool) -> list[dict[str, Any]]:
+    """N × 50 ms async calls at L in flight: amap, map, raw gather of acall, bare gather."""
+    import pandas  # noqa: F401 - the frame needs it: import it before timing, not during
+
+    cases = [(400, 40), (1_000, 100)] if quick else [(2_000, 200), (10_000, 500)]
+    rows = []
+    for n, limit in cases:
+        ideal = n / limit * TOOL_S
+        target = ("<=", round(ideal * 1.1, 3))
+        label = f"{n:,} × 50 ms at {limit}"
+        bare = asyncio.run(_bare_gather(n, limit))
+        rows.append(row("concurrency", f"{label}: bare gather of the tool", bare, "s",
+                        reference=ideal, note="reference: the ideal n / limit × 50 ms"))
+        for name, way in (("amap()", _via_amap), ("gather of acall()", _via_gather),
+                          ("map() (sync)", _via_map)):
+            with ToolCaller(tools=[tool(sleep50)]) as caller:
+                way(caller, limit, limit)  # warm up: one round of `limit` calls
+                caller.history.clear()
+                wall, failed = way(caller, n, limit)
+            note = f"{failed} calls failed" if failed else ""
+            rows.append(row("concurrency", f"{label}: {name}", wall, "s", reference=ideal,
+                            target=target, note=note))
+    return rows
+
+
+async def _bare_gather(n: int, limit: int) -> float:
+    gate = asyncio.Semaphore(limit)
+
+    async def one() -> Any:
+        async with gate:
+            return await sleep50()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(n)))
+    return time.perf_counter() - started
+
+
+def _via_amap(caller: ToolCaller, n: int, limit: int) -> tuple[float, int]:
+    async def main() -> tuple[float, int]:
+        started = time.perf_counter()
+        frame = await amap_calls(caller, "sleep50", [{}] * n, concurrency=limit, progress=False)
+        return time.perf_counter() - started, int((~frame["success"]).sum())
+
+    return asyncio.run(main())
+
+
+def _via_map(caller: ToolCaller, n: int, limit: int) -> tuple[float, int]:
+    started = time.perf_counter()
+    frame = map_calls(caller, "sleep50", [{}] * n, concurrency=limit, progress=False)
+    return time.perf_counter() - started, int((~frame["success"]).sum())
+
+
+def _via_gather(caller: ToolCaller, n: int, limit: int) -> tuple[float, int]:
+    async def main() -> tuple[float, int]:
+        gate = asyncio.Semaphore(limit)
+
+        async def one() -> bool:
+            async with gate:
+                return (await caller.acall("sleep50")).success
+
+        started = time.perf_counter()
+        done = await asyncio.gather(*(one() for _ in range(n)))
+        return time.perf_counter() - started, done.count(False)
+
+    return asyncio.run(main())
+
+
+# -- timeout precision -----------------------------------------------------------------------
+
+TIMEOUT_MS = 100
+
+
+def timeouts(quick: bool) -> list[dict[str, Any]]:
+    """How late the TIMEOUT envelope comes after a 100 ms per-attempt timeout, per kind."""
+    n = 10 if quick else 50
+    rows = []
+    with scratch() as folder:
+        python = _python_registry(folder)
+        with ToolCaller.from_file(python) as caller:
+            rows.append(asyncio.run(_alate("async tool, acall()", n, caller, "py.slow")))
+            rows.append(_late("async tool, call()", n, _caller(caller, "py.slow")))
+            rows.append(_late("sync tool in a thread, call()", n,
+                              _caller(caller, "py.slow_sync", {"seconds": 0.3})))
+            rows.append(_late("sync tool, isolation process", n, _caller(caller, "py.hang")))
+        rows.append(_kind_late("script (process group killed)", n, "script.hang",
+                               lambda: script_registry(folder), "toolcaller.adapters.script"))
+        with http_server() as base:
+            rows.append(_kind_late("http (server answers after 1 s)", n, "http.slow",
+                                   lambda: http_registry(folder, base),
+                                   "toolcaller.adapters.http"))
+    return rows
+
+
+def _python_registry(folder: Path) -> Path:
+    schema = {"type": "object"}
+    tools = [
+        {"name": "py.slow", "description": "async sleep", "paramsSchema": schema,
+         "python": "toolcaller.demo.tools:slow"},
+        {"name": "py.slow_sync", "description": "sync sleep", "paramsSchema": schema,
+         "python": "toolcaller.demo.tools:slow_sync", "idempotent": True},
+        {"name": "py.hang", "description": "hang", "paramsSchema": schema,
+         "python": "toolcaller.demo.tools:hang", "isolation": "process"},
+    ]
+    path = folder / "python.json"
+    path.write_text(json.dumps({"tools": tools}))
+    return path
+
+
+Call = Callable[[], Any]
+
+
+def _caller(caller: ToolCaller, name: str, params: dict[str, Any] | None = None) -> Call:
+    return lambda: caller.call(name, params or {}, timeout=TIMEOUT_MS, retries=0)
+
+
+async def _alate(case: str, n: int, caller: ToolCaller, name: str) -> dict[str, Any]:
+    await caller.acall(name, {}, timeout=TIMEOUT_MS, retries=0)  # warm up
+    late, wrong = [], 0
+    for _ in range(n):
+        started = time.perf_counter()
+        envelope = await caller.acall(name, {}, timeout=TIMEOUT_MS, retries=0)
+        late.append((time.perf_counter() - started) * 1000 - TIMEOUT_MS)
+        wrong += envelope.code != "TIMEOUT"
+    return _late_row(case, late, wrong)
+
+
+def _late(case: str, n: int, call: Call) -> dict[str, Any]:
+    call()  # warm: imports, a first child process, connections
+    late, wrong = [], 0
+    for _ in range(n):
+        started = time.perf_counter()
+        envelope = call()
+        late.append((time.perf_counter() - started) * 1000 - TIMEOUT_MS)
+        wrong += envelope.code != "TIMEOUT"
+    return _late_row(case, late, wrong)
+
+
+def _late_row(case: str, late: list[float], wrong: int) -> dict[str, Any]:
+    p50, p99 = p50_p99(late)
+    n = len(late)
+    note = f"{wrong} of {n} not TIMEOUT" if wrong else f"{n} calls, timeout {TIMEOUT_MS} ms"
+    return row("timeouts", case, p50, "ms late", p99=p99, note=note)
+
+
+def _kind_late(case: str, n: int, name: str, registry: Callable[[], Path],
+               module: str) -> dict[str, Any]:
+    try:
+        __import__(module)
+    except ImportError as exc:
+        return skipped("timeouts", case, f"no adapter ({exc})")
+    with ToolCaller.from_file(registry()) as caller:
+        return _late(case, n, _caller(caller, name))
