@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.adapters.conftest import free_port
-from toolcaller.adapters._http_request import Call
+from toolcaller.adapters._http_request import Call, prepare
 from toolcaller.adapters.base import AttemptContext, TextOutput
 from toolcaller.adapters.http import _ERROR_MAP, HttpAdapter, _retry_after_s, _translate_errors
 from toolcaller.core.tool import Tool
@@ -101,6 +101,17 @@ class TestSuccess:
         assert body["method"] == "POST"
         assert body["json"] == params
         assert body["headers"]["Content-Type"] == "application/json"
+
+    def test_params_go_to_path_query_headers_and_body(self, invoke: Any, httpbin_url: str) -> None:
+        """queryParams, headerParams and bodyParam compose with a template, for real."""
+        spec = {"queryParams": ["dryRun"], "bodyParam": "items", "headers": {"X-Mode": "fixed"},
+                "headerParams": {"trace": "X-Trace-Id", "mode": "x-mode"}}  # fmt: skip
+        tool = http_tool(f"{httpbin_url}/anything/{{id}}", "POST", **spec)
+        params = {"id": 7, "dryRun": 1, "trace": "r-1", "mode": "p", "items": [1, "a"], "n": 0}
+        echo = parsed(invoke(tool, params))
+        assert (echo["method"], echo["json"]) == ("POST", [1, "a"])
+        assert echo["url"].endswith("/anything/7?dryRun=1&n=0")
+        assert (echo["headers"]["X-Trace-Id"], echo["headers"]["X-Mode"]) == ("r-1", "p")
 
     def test_path_template_takes_its_param(self, invoke: Any, httpbin_url: str) -> None:
         """`{name}` takes the param out of the query and into the path."""
@@ -399,9 +410,80 @@ def test_retry_after_parsing(value: str | None, expected: float | None) -> None:
     assert _retry_after_s(value) == expected
 
 
+def built(params: dict[str, Any], ctx: AttemptContext | None = None, **spec: Any) -> Any:
+    """The request one attempt would send (no network)."""
+    tool = http_tool("http://h/items/{id}", spec.pop("method", "POST"), **spec)
+    with httpx.Client() as client:
+        return prepare(tool, params, ctx or AttemptContext(timeout_s=5)).build(client)
+
+
+class TestParamPlaces:
+    @pytest.mark.parametrize(
+        ("spec", "params", "url", "body"),
+        [
+            ({"queryParams": ["dry"]}, {"id": 1, "dry": True, "n": 2}, "/items/1?dry=true",
+             b'{"n":2}'),
+            ({"bodyParam": "b"}, {"id": 1, "b": [1, 2], "q": "x"}, "/items/1?q=x", b"[1,2]"),
+            ({"bodyParam": "b"}, {"id": 1, "b": None}, "/items/1", b"null"),
+            ({"bodyParam": "b"}, {"id": 1, "q": ["x", "y"]}, "/items/1?q=x&q=y", b""),
+            ({"bodyParam": "b", "method": "DELETE"}, {"id": 1, "b": {"a": 1}, "q": 2},
+             "/items/1?q=2", b'{"a":1}'),
+            ({"method": "POST"}, {"id": 1}, "/items/1", b"{}"),
+            ({"method": "GET", "queryParams": ["q"]}, {"id": 1, "q": 1, "r": 2},
+             "/items/1?q=1&r=2", b""),
+        ],
+        ids=["post-query", "body-list", "body-null", "no-body", "delete-body", "empty", "get"],
+    )  # fmt: skip
+    def test_params_find_their_place(self, spec: Any, params: Any, url: str, body: bytes) -> None:
+        """Templates first, then named places; the rest follow the method or bodyParam."""
+        request = built(params, **spec)
+        assert str(request.url) == "http://h" + url
+        assert request.content == body
+        assert ("content-type" in request.headers) == bool(body)
+
+    def test_header_params(self) -> None:
+        """Header params replace fixed headers of any case; null ones and the rest are left."""
+        spec: dict[str, Any] = {"method": "GET", "headers": {"x-mode": "f", "X-Keep": "k"},
+            "headerParams": {"mode": "X-Mode", "tags": "X-Tags", "obj": "X-Obj", "gone": "X-G"}}
+        params = {"id": 1, "mode": 3, "tags": ["a", True], "obj": {"k": 1}, "gone": None, "q": 0}
+        request = built(params, **spec)
+        assert request.headers.get_list("x-mode") == ["3"]
+        assert (request.headers["X-Tags"], request.headers["X-Obj"]) == ("a,true", '{"k":1}')
+        assert "X-G" not in request.headers
+        assert request.headers["X-Keep"] == "k"
+        assert str(request.url) == "http://h/items/1?q=0"
+
+    def test_secret_header_params_are_masked(self) -> None:
+        """A header param whose header or param name looks secret becomes a secret."""
+        ctx = AttemptContext(timeout_s=5)
+        spec: dict[str, Any] = {"headerParams": {"auth": "Authorization", "api_key": "X-Key"}}
+        built({"id": 1, "auth": "Bearer abc123def", "api_key": "k-998877"}, ctx, **spec)
+        assert ctx.secrets == {"Bearer abc123def", "abc123def", "k-998877"}
+
+    def test_a_header_value_that_cannot_be_sent_is_invalid_params(self) -> None:
+        """A header param value that is not one line of ASCII is the caller's mistake."""
+        with pytest.raises(InvalidParamsError, match="'note' goes to header 'X-Note'") as info:
+            built({"id": 1, "note": "two\nlines"}, headerParams={"note": "X-Note"})
+        assert info.value.details == [{"path": "/note", "message": "not a valid header value"}]
+
+    @pytest.mark.parametrize(
+        ("spec", "problem"),
+        [({"queryParams": ["id"]}, "'id' is in both the URL and queryParams"),
+         ({"queryParams": ["a"], "bodyParam": "a"}, "'a' is in both queryParams and bodyParam"),
+         ({"headerParams": {"a": "Bad Name"}}, "not a header name: 'Bad Name'")],
+        ids=["template-query", "query-body", "header-name"],
+    )  # fmt: skip
+    def test_a_param_in_two_places_is_an_invalid_entry(self, spec: Any, problem: str) -> None:
+        """An entry that sends one param to two places is refused, permanently."""
+        with pytest.raises(ExecutionError, match="invalid `http` entry") as info:
+            built({"id": 1}, **spec)
+        assert not info.value.retryable
+        assert problem in json.dumps(info.value.details)
+
+
 def _call() -> Call:
     return Call(
-        "demo.http", "GET", "http://h/x", "http://h/x", [], {}, None, 1.0, 0.0, 10, True, set()
+        "demo.http", "GET", "http://h/x", [], {}, None, 1.0, 0.0, 10, True, set()
     )
 
 

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -217,6 +218,57 @@ class TestSwagger2:
             "type": "string"}
 
 
+HEADERS_DOC = {
+    "openapi": "3.0.3",
+    "paths": {
+        "/items/{id}": {
+            "parameters": [{"name": "id", "in": "path", "required": True,
+                            "schema": {"type": "integer"}}],
+            "get": {"operationId": "getItem", "parameters": [
+                {"name": "id", "in": "header", "schema": {"type": "string"}},
+                {"name": "Authorization", "in": "header", "schema": {"type": "string"}},
+                {"name": "accept", "in": "header", "schema": {"type": "string"}},
+                {"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
+                {"name": "v", "in": "query", "schema": {"type": "integer"}},
+                {"name": "v", "in": "query", "required": True, "schema": {"type": "string"}},
+            ]},
+            "delete": {"operationId": "deleteItem",
+                       "parameters": [{"name": "force", "in": "query",
+                                       "schema": {"type": "boolean"}}],
+                       "requestBody": {"content": {"application/json": {"schema": {
+                           "type": "object", "properties": {"reason": {"type": "string"}}}}}}},
+        },
+    },
+}
+
+
+class TestParamPlaces:
+    def test_header_params_are_named_apart_and_reserved_headers_ignored(self) -> None:
+        """A header clashing with a path param is `header_<name>`; OpenAPI 3 ignores
+        Authorization, Accept and Content-Type header params; a later param overrides."""
+        tool = by_name(tools_from_openapi(HEADERS_DOC, base_url=BASE))["getItem"]
+        schema: Any = tool.params_schema
+        assert tool.target["headerParams"] == {"header_id": "id", "X-Trace": "X-Trace"}
+        assert list(schema["properties"]) == ["id", "v", "header_id", "X-Trace"]
+        assert schema["properties"]["v"] == {"type": "string"}
+        assert schema["required"] == ["id", "v"]
+        assert "queryParams" not in tool.target
+
+    def test_a_delete_body_is_the_body_param(self) -> None:
+        """A DELETE's merged body would go to the query: it is the `body` param instead."""
+        tool = by_name(tools_from_openapi(HEADERS_DOC, base_url=BASE))["deleteItem"]
+        schema: Any = tool.params_schema
+        assert tool.target["bodyParam"] == "body"
+        assert list(schema["properties"]) == ["id", "force", "body"]
+
+    def test_swagger2_keeps_an_authorization_header_param(self) -> None:
+        """Swagger 2.0 has no such rule: an Authorization header param stays a param."""
+        doc = {"swagger": "2.0", "paths": {"/bearer": {"get": {"parameters": [
+            {"name": "Authorization", "in": "header", "type": "string"}]}}}}
+        (tool,) = tools_from_openapi(doc, base_url=BASE)
+        assert tool.target["headerParams"] == {"Authorization": "Authorization"}
+
+
 class TestLoading:
     def test_a_json_file_a_text_and_a_dict_give_the_same_tools(self, tmp_path: Path):
         path = tmp_path / "spec.json"
@@ -325,3 +377,83 @@ class TestHttpbin:
             assert caught.value.details["status"] == 418
         finally:
             adapter.close()
+
+
+ANYTHING_DOC = {
+    "openapi": "3.0.3",
+    "paths": {
+        "/anything/orders": {"post": {
+            "operationId": "createOrder",
+            "parameters": [{"name": "dryRun", "in": "query", "schema": {"type": "boolean"}},
+                           {"name": "X-Trace-Id", "in": "header", "schema": {"type": "string"}}],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["item"],
+                "properties": {"item": {"type": "string"}, "qty": {"type": "integer"}}}}}},
+        }},
+        "/anything/orders/{id}": {
+            "parameters": [{"name": "id", "in": "path", "required": True,
+                            "schema": {"type": "integer"}}],
+            "put": {"operationId": "tagOrder", "requestBody": {"content": {"application/json": {
+                "schema": {"type": "array", "items": {"type": "string"}}}}}},
+            "delete": {"operationId": "cancelOrder",
+                       "parameters": [{"name": "X-Api-Key", "in": "header",
+                                       "schema": {"type": "string"}}],
+                       "requestBody": {"content": {"application/json": {"schema": {
+                           "type": "object", "properties": {"reason": {"type": "string"}}}}}}},
+        },
+    },
+}
+
+
+@pytest.fixture
+def caller(httpbin_url: str, httpbin_tools: dict[str, Tool]) -> Iterator[Any]:
+    from toolcaller import ToolCaller
+    from toolcaller.adapters.http import HttpAdapter
+
+    tools = [*tools_from_openapi(ANYTHING_DOC, base_url=httpbin_url), *httpbin_tools.values()]
+    with ToolCaller(tools=tools, adapters={"http": HttpAdapter(trust_env=False)}) as caller:
+        yield caller
+
+
+def echo(caller: Any, name: str, params: dict[str, Any]) -> Any:
+    envelope = caller.handle({"toolName": name, "params": params, "options": {"retries": 0}})
+    assert envelope["success"], envelope
+    return envelope["result"]
+
+
+@pytest.mark.integration
+class TestOperationsCalledForReal:
+    def test_query_header_and_merged_body_of_a_post(self, caller: Any) -> None:
+        out = echo(caller, "createOrder",
+                   {"dryRun": True, "X-Trace-Id": "t-1", "item": "tea", "qty": 2})
+        assert (out["method"], out["args"], out["json"]) == (
+            "POST", {"dryRun": "true"}, {"item": "tea", "qty": 2})
+        assert out["headers"]["X-Trace-Id"] == "t-1"
+
+    def test_path_and_array_body_of_a_put(self, caller: Any) -> None:
+        out = echo(caller, "tagOrder", {"id": 5, "body": ["urgent", "gift"]})
+        assert (out["method"], out["json"], out["args"]) == ("PUT", ["urgent", "gift"], {})
+        assert out["url"].endswith("/anything/orders/5")
+
+    def test_body_and_secret_header_of_a_delete(self, caller: Any) -> None:
+        out = echo(caller, "cancelOrder",
+                   {"id": 5, "X-Api-Key": "key-31415926", "body": {"reason": "late"}})
+        assert (out["method"], out["json"]) == ("DELETE", {"reason": "late"})
+        assert out["headers"]["X-Api-Key"] == "key-31415926"
+        failed = caller.handle({"toolName": "cancelOrder", "params": {
+            "id": "x", "X-Api-Key": "key-31415926"}})
+        assert failed["error"]["code"] == "INVALID_PARAMS"
+        assert "key-31415926" not in json.dumps(failed)
+
+    def test_httpbin_header_and_query_params(self, caller: Any) -> None:
+        """httpbin's own spec: an Authorization header param, If-None-Match, a POST query."""
+        out = echo(caller, "httpbin.get_bearer", {"Authorization": "Bearer tok-2718281828"})
+        assert out == {"authenticated": True, "token": "tok-2718281828"}
+        failed = caller.handle({"toolName": "httpbin.get_etag_etag",
+                                "params": {"etag": "abc", "If-None-Match": "abc"}})
+        assert failed["error"]["code"] == "EXECUTION_ERROR"
+        assert failed["error"]["details"]["status"] == 304
+        assert failed["metadata"]["attempts"] == 1
+        # a POST's query param; an object goes as JSON text (not exploded: see the adapter)
+        out = echo(caller, "httpbin.post_response_headers", {"freeform": {"X-Demo": "1"}})
+        assert out["freeform"] == '{"X-Demo":"1"}'

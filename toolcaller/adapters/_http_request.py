@@ -1,6 +1,7 @@
 """What one attempt of an HTTP tool sends: the `http` entry's spec, and the request built from it.
 
-See `toolcaller.adapters.http` for the rules (templates, query or body, `${VAR}`, secrets).
+See `toolcaller.adapters.http` for the rules (templates, query, headers or body, `${VAR}`,
+secrets).
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from toolcaller._types import JSONObject
 from toolcaller.adapters._env import expand_vars
 from toolcaller.adapters.base import AttemptContext
-from toolcaller.core.redact import is_secret_name, mask_text
+from toolcaller.core.redact import is_secret_name
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, InvalidParamsError
 
@@ -30,6 +31,8 @@ __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "QUERY_METHODS", "Call", "HttpSpec", "p
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 QUERY_METHODS = frozenset({"GET", "DELETE", "HEAD", "OPTIONS"})
 _TEMPLATE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 token
+_BAD_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")  # httpx sends header values as ASCII
 _CACHE_KEY = "http.spec"
 
 
@@ -44,6 +47,18 @@ class HttpSpec(BaseModel):
     url: str = Field(min_length=1, description="URL; `{name}` takes a param, `${VAR}` the env.")
     headers: dict[str, str] = Field(default_factory=dict, description="Headers; may read ${VAR}.")
     query: dict[str, str] = Field(default_factory=dict, description="Fixed query entries.")
+    query_params: list[str] = Field(
+        default_factory=list, alias="queryParams",
+        description="Params sent in the query string whatever the method.",
+    )  # fmt: skip
+    header_params: dict[str, str] = Field(
+        default_factory=dict, alias="headerParams",
+        description="Params sent as headers: {param: header name}.",
+    )  # fmt: skip
+    body_param: str | None = Field(
+        None, alias="bodyParam", min_length=1,
+        description="The param whose value is the whole JSON body; other params go to the query.",
+    )  # fmt: skip
     timeout: float | None = Field(None, gt=0, description="Cap on the attempt's timeout, in ms.")
     follow_redirects: bool = Field(True, alias="followRedirects", description="Follow 3xx.")
     max_response_bytes: int = Field(
@@ -57,6 +72,24 @@ class HttpSpec(BaseModel):
             raise ValueError(f"not an HTTP method: {value!r}")
         return value.upper()
 
+    @model_validator(mode="after")
+    def _one_place_per_param(self) -> HttpSpec:
+        bad = [h for h in self.header_params.values() if not _HEADER_NAME.fullmatch(h)]
+        if bad:
+            raise ValueError(f"headerParams: not a header name: {bad[0]!r}")
+        places: dict[str, str] = {}
+        for where, names in (
+            ("the URL", _TEMPLATE.findall(self.url)),
+            ("queryParams", self.query_params),
+            ("headerParams", list(self.header_params)),
+            ("bodyParam", [self.body_param] if self.body_param else []),
+        ):
+            for name in dict.fromkeys(names):
+                if name in places:
+                    raise ValueError(f"param {name!r} is in both {places[name]} and {where}")
+                places[name] = where
+        return self
+
 
 @dataclass(slots=True)
 class Call:
@@ -65,7 +98,6 @@ class Call:
     tool_name: str
     method: str
     url: str
-    shown_url: str
     query: list[tuple[str, str | int | float | bool | None]]
     headers: dict[str, str]
     content: bytes | None
@@ -74,6 +106,11 @@ class Call:
     cap: int
     follow_redirects: bool
     secrets: set[str]
+
+    @property
+    def shown_url(self) -> str:
+        """The URL without its query, for messages (which mask `secrets` as a whole)."""
+        return self.url.split("?", 1)[0]
 
     def build(self, client: httpx.Client | httpx.AsyncClient) -> httpx.Request:
         url, query = httpx.URL(self.url), self.query
@@ -119,23 +156,26 @@ def prepare(tool: Tool, params: JSONObject, ctx: AttemptContext) -> Call:
     url, revealed = expand_vars(url, os.environ, where=f"the URL of tool {tool.name!r}")
     ctx.secrets.update(revealed)
     headers = _headers(spec, ctx, tool.name)
-    query: list[tuple[str, str | int | float | bool | None]] = []
-    for key, template in spec.query.items():
-        value, revealed = expand_vars(template, os.environ, where=f"query {key!r} of {tool.name!r}")
-        ctx.secrets.update(revealed)
-        if value and is_secret_name(key):
-            ctx.secrets.add(value)
-        query.append((key, value))
+    query = _fixed_query(spec, ctx, tool.name)
+    if spec.header_params:
+        _put_header_params(spec.header_params, rest, headers, ctx, tool.name)
+    for name in spec.query_params:
+        if name in rest:
+            query.extend(_to_query({name: rest.pop(name)}))
     content = None
-    if spec.method in QUERY_METHODS:
+    if spec.body_param is not None:  # the body is one param: every other one is a query entry
+        if spec.body_param in rest:
+            content = _to_json(rest.pop(spec.body_param), tool.name)
+        query.extend(_to_query(rest))
+    elif spec.method in QUERY_METHODS:
         query.extend(_to_query(rest))
     else:
         content = _to_json(rest, tool.name)
-        headers.setdefault("Content-Type", "application/json")
+    if content is not None and not any(k.lower() == "content-type" for k in headers):
+        headers["Content-Type"] = "application/json"
     timeout_s = ctx.timeout_s if spec.timeout is None else min(ctx.timeout_s, spec.timeout / 1000)
-    shown = mask_text(url.split("?", 1)[0], ctx.secrets)
     return Call(
-        tool.name, spec.method, url, shown, query, headers, content, timeout_s,
+        tool.name, spec.method, url, query, headers, content, timeout_s,
         start + timeout_s, spec.max_response_bytes, spec.follow_redirects, ctx.secrets,
     )  # fmt: skip
 
@@ -177,7 +217,11 @@ def _fill_template(url: str, params: JSONObject, tool_name: str) -> str:
 def _scalar_text(value: object) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(value)  # true/false, 3, 2.5: as JSON writes them
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(value)  # 2.5, 1e+100: as JSON writes them
 
 
 def _to_query(params: JSONObject) -> Iterator[tuple[str, str]]:
@@ -199,6 +243,65 @@ def _to_json(params: JSONObject, tool_name: str) -> bytes:
         raise InvalidParamsError(f"params of tool {tool_name!r} are not JSON: {exc}") from exc
 
 
+def _fixed_query(
+    spec: HttpSpec, ctx: AttemptContext, tool_name: str
+) -> list[tuple[str, str | int | float | bool | None]]:
+    query: list[tuple[str, str | int | float | bool | None]] = []
+    for key, template in spec.query.items():
+        value, revealed = expand_vars(template, os.environ, where=f"query {key!r} of {tool_name!r}")
+        ctx.secrets.update(revealed)
+        if value and is_secret_name(key):
+            ctx.secrets.add(value)
+        query.append((key, value))
+    return query
+
+
+def _put_header_params(
+    header_params: dict[str, str],
+    params: JSONObject,
+    headers: dict[str, str],
+    ctx: AttemptContext,
+    tool_name: str,
+) -> None:
+    """Move the `headerParams` params into headers (they win over fixed headers of that name)."""
+    for param, header in header_params.items():
+        value = params.pop(param, None)
+        if value is None:
+            continue  # an optional header left out
+        text = _header_text(value)
+        if _BAD_HEADER_VALUE.search(text):
+            raise InvalidParamsError(
+                f"tool {tool_name!r}: param {param!r} goes to header {header!r}, whose value "
+                "must be printable ASCII on one line",
+                details=[{"path": f"/{param}", "message": "not a valid header value"}],
+            )
+        for key in [k for k in headers if k.lower() == header.lower()]:
+            del headers[key]
+        headers[header] = text
+        if text and (is_secret_name(header) or is_secret_name(param)):
+            _add_header_secret(text, ctx)
+
+
+def _header_text(value: object) -> str:
+    """Write a param as a header value.
+
+    Scalars as in the URL, arrays of scalars comma-joined (OpenAPI's `simple` style), anything
+    else as compact JSON.
+    """
+    if isinstance(value, list) and all(not isinstance(v, dict | list) for v in value):
+        return ",".join(_scalar_text(v) for v in value if v is not None)
+    if isinstance(value, dict | list):
+        return json.dumps(value, separators=(",", ":"))
+    return _scalar_text(value)
+
+
+def _add_header_secret(value: str, ctx: AttemptContext) -> None:
+    ctx.secrets.add(value)
+    scheme, _, credentials = value.partition(" ")
+    if credentials.strip() and scheme.isalpha():  # "Bearer abc": abc alone is secret too
+        ctx.secrets.add(credentials.strip())
+
+
 def _headers(spec: HttpSpec, ctx: AttemptContext, tool_name: str) -> dict[str, str]:
     headers: dict[str, str] = {}
     for name, template in spec.headers.items():
@@ -206,9 +309,6 @@ def _headers(spec: HttpSpec, ctx: AttemptContext, tool_name: str) -> dict[str, s
         value, revealed = expand_vars(template, os.environ, where=where)
         ctx.secrets.update(revealed)
         if value and is_secret_name(name):
-            ctx.secrets.add(value)
-            scheme, _, credentials = value.partition(" ")
-            if credentials.strip() and scheme.isalpha():  # "Bearer abc": abc alone is secret too
-                ctx.secrets.add(credentials.strip())
+            _add_header_secret(value, ctx)
         headers[name] = value
     return headers

@@ -2,24 +2,40 @@
 
 The tool's `target` is the registry entry's `http` object (`HttpSpec`)::
 
-    {"method": "GET", "url": "http://127.0.0.1:8080/items/{id}",
+    {"method": "POST", "url": "http://127.0.0.1:8080/items/{id}",
      "headers": {"Authorization": "Bearer ${API_TOKEN}"}, "query": {"lang": "en"},
-     "timeout": 2000, "followRedirects": true, "maxResponseBytes": 10485760}
+     "queryParams": ["dryRun"], "headerParams": {"requestId": "X-Request-Id"},
+     "bodyParam": "item", "timeout": 2000, "followRedirects": true,
+     "maxResponseBytes": 10485760}
 
 - **Path templates**: each `{name}` in `url` takes the param `name` out of the params and puts
   its value in, percent-encoded (`/` included): strings as they are, numbers as JSON writes
   them, booleans as `true`/`false`. A missing (or null) one, or an object or array, is an
   `InvalidParamsError` naming it: the caller gave wrong params, so no attempt is worth retrying.
+- **Header params**: `"headerParams": {"param": "Header-Name"}` sends each named param as that
+  header (left out when absent or null; arrays of scalars comma-joined, objects as JSON text),
+  replacing a fixed header of the same name. A value that is not printable one-line ASCII is an
+  `InvalidParamsError`.
+- **Query params**: `"queryParams": ["name", …]` sends those params in the query string whatever
+  the method (a POST's `?dryRun=true`).
+- **Body param**: `"bodyParam": "name"` makes that param's value the whole JSON body (an array,
+  a string, an object: as given; no body when it is absent), and sends every other param in the
+  query string.
 - **Other params** go to the query string for GET, DELETE, HEAD and OPTIONS (null values left
-  out, arrays as repeated keys, objects as JSON text), and as a JSON body for every other method.
-  `query` adds fixed query entries before them.
+  out, arrays as repeated keys, objects as JSON text), and as a JSON body for every other method
+  (`{}` when none is left). `query` adds fixed query entries before them. Each param has one
+  place: a name used by the URL template and by `queryParams`, `headerParams` or `bodyParam`,
+  or by two of them, makes the entry invalid.
 - **`${VAR}`** may appear in `url`, `headers` and `query` values (`toolcaller.adapters._env`).
   Values read that way, and values of headers whose names look secret (`Authorization`,
-  `Cookie`, `X-Api-Key`, …, plus the credentials after an auth scheme), join
-  `AttemptContext.secrets` and are masked in every message and detail.
+  `Cookie`, `X-Api-Key`, …, plus the credentials after an auth scheme), fixed or from a
+  header param, join `AttemptContext.secrets` and are masked in every message and detail.
 - **Time**: `ctx.timeout_s` (capped by `timeout`, in ms) bounds connecting, sending, waiting and
   the body: each network wait gets what is left of it. Redirects are followed (at most 20) unless
   `"followRedirects": false`. Cookies a server sets are never kept between calls.
+- **Proxies** come from the environment (`HTTP_PROXY`, `NO_PROXY`, … when `trust_env`), except
+  for loopback hosts (`localhost`, `127.0.0.1`, `[::1]`), which are always reached directly, as
+  Go's HTTP client does: a proxy elsewhere cannot reach the caller's own loopback.
 - **Pooling**: one `httpx.Client` serves `run`; each event loop that awaits `arun` gets its own
   `httpx.AsyncClient` (connections cannot cross loops), closed by `close()`/`aclose()` or, at the
   latest, when its loop shuts down (`asyncio.run` returning: see `_LoopClient`).
@@ -67,6 +83,7 @@ from toolcaller.errors import ExecutionError, ToolCallError, ToolTimeoutError
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "HttpAdapter", "HttpSpec"]
 
 BODY_SNIPPET_CHARS = 1000
+_LOOPBACK = ("all://localhost", "all://127.0.0.1", "all://[::1]")
 USER_AGENT = "toolcaller (httpx)"
 _TEXT_TYPES = frozenset(
     {
@@ -202,6 +219,7 @@ class HttpAdapter:
             "trust_env": self._trust_env,
             "cookies": http.cookiejar.CookieJar(policy=_NoCookies()),
             "headers": {"User-Agent": USER_AGENT},
+            "mounts": dict.fromkeys(_LOOPBACK, None),  # None: no proxy, the default transport
         }
 
 
@@ -305,8 +323,11 @@ class _Body:
         self._chunks.append(chunk)
         if time.monotonic() > call.deadline:
             raise ToolTimeoutError(
-                f"HTTP tool {call.tool_name!r}: {call.method} {call.shown_url} did not finish "
-                f"its body within {call.timeout_s:g} s"
+                mask_text(
+                    f"HTTP tool {call.tool_name!r}: {call.method} {call.shown_url} did not "
+                    f"finish its body within {call.timeout_s:g} s",
+                    call.secrets,
+                )
             )
 
     def data(self) -> bytes:
@@ -318,14 +339,14 @@ class _Body:
 
 def _outcome(call: Call, response: httpx.Response, body: bytes, fmt: str) -> object:
     status = response.status_code
-    media = _media_type(response)
+    media, charset = _content_type(response)
     if 200 <= status < 300:
         if not body and fmt == "json":
             return None
         if _is_textual(media, body):
-            return TextOutput(_decode(body, response), media)
+            return TextOutput(_decode(body, charset), media)
         return TextOutput(body, media)
-    snippet = _decode(body[: BODY_SNIPPET_CHARS * 4], response)[:BODY_SNIPPET_CHARS]
+    snippet = _decode(body[: BODY_SNIPPET_CHARS * 4], charset)[:BODY_SNIPPET_CHARS]
     details = {"status": status, "body": mask_text(snippet, call.secrets)}
     message = mask_text(
         f"HTTP tool {call.tool_name!r}: {call.method} {call.shown_url} answered "
@@ -348,11 +369,18 @@ def _hint(status: int) -> str:
     return ""
 
 
-def _media_type(response: httpx.Response) -> str | None:
+def _content_type(response: httpx.Response) -> tuple[str | None, str | None]:
+    """Return the media type and charset of a response (httpx's own parse is slower)."""
     value = response.headers.get("Content-Type")
     if not value:
-        return None
-    return value.split(";", 1)[0].strip().lower() or None
+        return None, None
+    media, *params = value.split(";")
+    charset = None
+    for param in params:
+        key, _, text = param.partition("=")
+        if key.strip().lower() == "charset":
+            charset = text.strip().strip('"') or None
+    return media.strip().lower() or None, charset
 
 
 def _is_textual(media: str | None, body: bytes) -> bool:
@@ -365,8 +393,8 @@ def _is_textual(media: str | None, body: bytes) -> bool:
     return media.startswith("text/") or media.endswith(("+json", "+xml")) or media in _TEXT_TYPES
 
 
-def _decode(body: bytes, response: httpx.Response) -> str:
-    encoding = response.charset_encoding or "utf-8"
+def _decode(body: bytes, charset: str | None) -> str:
+    encoding = charset or "utf-8"
     try:
         return body.decode(encoding, errors="replace")
     except LookupError:  # a charset Python does not know

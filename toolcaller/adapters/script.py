@@ -12,6 +12,12 @@ The tool's `target` is the registry entry's `script` object (`ScriptSpec`)::
   the folder), otherwise a name looked up on `PATH` (`python3`); an argument is joined to the
   folder when it starts with `./` or `../`, or when it is relative, does not start with `-` and
   names an existing *file* in the folder (`scripts/wc.py`). Everything else passes untouched.
+- **Python**: a program named exactly `python`, `python3` or `python3.N` (the running version)
+  is the caller's own interpreter, `sys.executable`: the one that has toolcaller and the
+  caller's packages, where `PATH` may find another or none (Debian has no `python`). This is
+  the rule Jupyter applies to kernel specs. Other Pythons are named by path
+  (`/usr/bin/python3`), by another version (`python3.12`) or through `env`
+  (`["env", "python3", …]`). Only `command[0]` is concerned; argv stays as written.
 - **Environment**: the child gets the caller's environment plus `env`, whose values may read
   `${VAR}` from the caller's environment (see `toolcaller.adapters._env`); `"inheritEnv": false`
   starts from `env` alone. Values read through `${VAR}`, and values of entries whose names look
@@ -49,6 +55,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -78,6 +85,10 @@ __all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "ScriptAdapter", "ScriptSpec"]
 
 DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024
 _CACHE_KEY = "script.plan"
+_PYTHON_NAMES = frozenset(
+    {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}
+)
+"""Program names that mean the caller's own interpreter (see the module docstring)."""
 
 
 class ScriptSpec(BaseModel):
@@ -230,9 +241,11 @@ def _plan(tool: Tool) -> _Plan:
 
 
 def _resolve_command(command: list[str], base: Path | None) -> list[str]:
-    if base is None:
-        return list(command)
     program, *args = command
+    if program in _PYTHON_NAMES and sys.executable:
+        program = sys.executable
+    if base is None:
+        return [program, *args]
     if "/" in program and not os.path.isabs(program):
         program = str(base / program)
     return [program, *(_resolve_arg(arg, base) for arg in args)]

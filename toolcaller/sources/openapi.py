@@ -10,9 +10,14 @@ params are its path, query and header parameters plus its JSON request body:
 
 The target is an `http` spec `{"method", "url", "headers"}` with `{name}` path templates; where
 the HTTP adapter's defaults (rest → query for GET/DELETE/HEAD/OPTIONS, JSON body otherwise)
-are not enough it adds `"queryParams": [names]` (query params of a body method) and
-`"headerParams": {param: header}`. The adapter sends bodies as JSON: an operation whose
-document says otherwise (a form) has `metadata["openapi"]["bodyMediaType"]`.
+are not enough it adds `"queryParams": [names]` (query params of a body method),
+`"headerParams": {param: header}` (a header parameter that clashes with a parameter of the same
+name elsewhere is the param `header_<name>`) and `"bodyParam"` (above; always for a DELETE or
+OPTIONS body, whose other params go to the query). Header parameters named `Accept`,
+`Content-Type` or `Authorization` are ignored in OpenAPI 3, as its specification says; cookie
+parameters are left out. The adapter sends bodies as JSON: an operation whose document says
+otherwise (a form) has `metadata["openapi"]["bodyMediaType"]`; it sends an object-valued query
+parameter as JSON text, not exploded into `key=value` pairs (OpenAPI's `form` style).
 
 Local `$ref`s are inlined; recursive ones become `$defs`. Invalid documents are read as well
 as they can be (`"type": "int"`, untyped parameters, path templates nobody declared). The base
@@ -39,6 +44,7 @@ __all__ = ["load_openapi", "tools_from_openapi"]
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 QUERY_METHODS = frozenset({"GET", "DELETE", "HEAD", "OPTIONS"})
 """Methods whose leftover params the HTTP adapter sends as the query string."""
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
 _TYPE_FIXES = {"int": "integer", "long": "integer", "float": "number", "double": "number",
                "bool": "boolean", "str": "string", "dict": "object", "list": "array"}
 _JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
@@ -164,9 +170,10 @@ def _tool(
     doc: JSONObject,
 ) -> Tool:
     verb = method.upper()
-    params = _Params(refs)
-    for raw in [*_list(item.get("parameters")), *_list(op.get("parameters"))]:
-        params.add_parameter(refs.deref(raw))
+    params = _Params(refs, openapi3="swagger" not in doc)
+    raws = [refs.deref(p) for p in [*_list(item.get("parameters")), *_list(op.get("parameters"))]]
+    for raw in sorted(raws, key=lambda p: isinstance(p, dict) and p.get("in") == "header"):
+        params.add_parameter(raw)  # headers last: one that clashes is the one renamed
     params.add_path_templates(path)
     if verb not in ("GET", "HEAD"):
         params.add_body(op, verb)
@@ -207,8 +214,10 @@ def _list(value: Any) -> list[Any]:
 class _Params:
     """Collects one operation's params into a schema and tells where each one goes."""
 
-    def __init__(self, refs: _Refs) -> None:
+    def __init__(self, refs: _Refs, *, openapi3: bool = True) -> None:
         self.refs = refs
+        self.openapi3 = openapi3
+        self._where: dict[str, str] = {}  # param name -> its `in`
         self._body: tuple[Any, bool] = (None, False)
         self.media_type = ""
         """The request body's media type in the document (the HTTP adapter sends JSON)."""
@@ -223,26 +232,37 @@ class _Params:
         if not isinstance(param, dict) or not isinstance(param.get("name"), str):
             return
         name, where = param["name"], param.get("in")
-        if where == "body":
-            self._body = (param.get("schema", {}), param.get("required") is True)
-            return
-        if where == "formData":
-            self._form["properties"][name] = self._param_schema(param)
-            if param.get("required"):
-                self._form.setdefault("required", []).append(name)
+        if where in ("body", "formData"):
+            self._add_swagger_body(param)
             return
         if where not in ("path", "query", "header"):
             return  # cookies: the HTTP adapter sends none
+        header = name
+        if where == "header":
+            if self.openapi3 and name.lower() in _IGNORED_HEADERS:
+                return
+            if self._where.get(name, "header") != "header":
+                name = f"header_{name}"
         if name in self.properties:  # an operation's parameter overrides its path item's
             self.properties.pop(name)
             self.required = [n for n in self.required if n != name]
+            self.query = [n for n in self.query if n != name]
+        self._where[name] = where
         self.properties[name] = self._param_schema(param)
         if where == "path" or param.get("required") is True:
             self.required.append(name)
-        if where == "query" and name not in self.query:
+        if where == "query":
             self.query.append(name)
         if where == "header":
-            self.headers[name] = name
+            self.headers[name] = header
+
+    def _add_swagger_body(self, param: JSONObject) -> None:
+        if param.get("in") == "body":
+            self._body = (param.get("schema", {}), param.get("required") is True)
+            return
+        self._form["properties"][param["name"]] = self._param_schema(param)
+        if param.get("required"):
+            self._form.setdefault("required", []).append(param["name"])
 
     def add_path_templates(self, path: str) -> None:
         """Declare `{name}` templates that no parameter declared (httpbin has some)."""
@@ -267,7 +287,8 @@ class _Params:
         schema = self.refs.schema(body_schema)
         props = schema.get("properties") if isinstance(schema, dict) else None
         mergeable = (
-            isinstance(props, dict)
+            verb not in QUERY_METHODS  # the adapter would send a DELETE's merged body as a query
+            and isinstance(props, dict)
             and schema.get("type") in ("object", None)
             and not set(props) & set(self.properties)
             and not any(k in schema for k in ("oneOf", "anyOf", "allOf", "$ref"))
