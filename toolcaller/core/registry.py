@@ -61,6 +61,8 @@ class Registry:
     def __init__(self, tools: Iterable[Tool] = (), sources: Iterable[Source] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._sources: list[Source] = list(sources)
+        self._found: dict[str, Tool] = {}
+        """Tools already found through a source: later look-ups skip the listing."""
         self._lock = threading.Lock()
         for tool in tools:
             self.add(tool)
@@ -83,6 +85,7 @@ class Registry:
         """Remove a tool by name (no error if absent)."""
         with self._lock:
             self._tools.pop(name, None)
+            self._found.pop(name, None)
 
     @property
     def sources(self) -> list[Source]:
@@ -91,11 +94,12 @@ class Registry:
 
     def needs_listing(self, name: Any) -> bool:
         """Say whether finding `name` may list a lazy source (start a server, say)."""
-        return bool(self._sources) and isinstance(name, str) and name not in self._tools
+        return (bool(self._sources) and isinstance(name, str) and name not in self._tools
+                and name not in self._found)
 
     def get(self, name: str) -> Tool | None:
         """Return the tool with this name, listing a lazy source if its prefix matches."""
-        tool = self._tools.get(name)
+        tool = self._tools.get(name) or self._found.get(name)
         if tool is not None or not self._sources:
             return tool
         for source in self._sources:
@@ -104,6 +108,7 @@ class Registry:
                                          and name.startswith(source.prefix)):
                 for candidate in source.list_tools():  # may raise: the caller reports it
                     if candidate.name == name:
+                        self._found[name] = candidate
                         return candidate
         return None
 
