@@ -68,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="print the JSON Schema of registry files")
     sub.add_parser("demo", parents=[common],
                    help="list the tools and call a few of them, one line per call")
+    ui = sub.add_parser("ui", parents=[common],
+                        help="serve the explorer as a web page on 127.0.0.1 (Ctrl-C stops it)")
+    ui.add_argument("--port", type=int, default=0, metavar="N",
+                    help="port to listen on (default: a free one)")
+    ui.add_argument("--no-browser", action="store_true",
+                    help="print the page's address only, open no browser")
     return parser
 
 
@@ -75,6 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
     try:
+        if args.command == "ui":
+            from toolcaller.ui import run
+
+            return run(registry=args.registry, port=args.port,
+                       open_browser=not args.no_browser, plugins=args.plugins)
         if args.command == "registry-schema":
             from toolcaller.sources.registry_file import registry_schema
 

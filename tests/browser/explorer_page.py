@@ -1,0 +1,351 @@
+"""The explorer page as a person sees it: locators by label, role and text, and DOM-state waits.
+
+Every selector the suite uses lives here. Widgets are found by their labels (ipywidgets links a
+`<label for=...>` to each control), buttons by role and name, panels by their accordion titles;
+the only CSS classes used are ipywidgets' own and the catalogue's `tc-catalog-list`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Browser, Locator, Page, expect
+
+PAGE_READY_MS = 120_000  # the first visit starts a kernel that imports pandas: slow on 2 cores
+STEP_MS = 30_000  # one call's round trip through the kernel, generously for a loaded CI machine
+NOT_LOCAL = re.compile(r"^https?://(?!127\.0\.0\.1[:/])")
+SETTLED = re.compile(r"^(?!\s*$)(?!.*running)", re.S)  # neither empty nor "⏳ running"
+SCROLL_HEIGHT_JS = """() => {
+  const cells = document.getElementById('rendered_cells');
+  return Math.ceil((cells || document.documentElement).scrollHeight) + 16;
+}"""
+MAX_SHOT_HEIGHT = 8_000
+OPEN_PANEL = re.compile(r"\bjupyter-widget-Collapse-open\b")
+TABLE_JS = """table => {
+  const head = [...table.querySelectorAll('thead th')].map(th => th.innerText.trim());
+  return [...table.querySelectorAll('tbody tr')].map(tr =>
+    Object.fromEntries([...tr.cells].map((td, i) => [head[i], td.innerText.trim()])));
+}"""
+
+
+@dataclass
+class ConsoleLog:
+    """Console messages and uncaught errors of a page; errors not known to be benign fail.
+
+    `BENIGN` lists, with the reason, the only errors tolerated.
+    """
+
+    messages: list[tuple[str, str, str]] = field(default_factory=list)
+    """(type, text, url) of every console message; uncaught exceptions have type "pageerror"."""
+
+    def follow(self, page: Page) -> None:
+        """Record what `page` logs from now on."""
+        page.on("console", lambda m: self.messages.append(
+            (m.type, m.text, str(m.location.get("url", "")))))
+        page.on("pageerror", lambda e: self.messages.append(
+            ("pageerror", f"{e.name}: {e.message}\n{e.stack}", "")))
+
+    def errors(self) -> list[tuple[str, str, str]]:
+        """The errors that no entry of `BENIGN` explains."""
+        return [m for m in self.messages
+                if m[0] in ("error", "pageerror") and _benign(m) is None]
+
+    def save(self, path: Path) -> None:
+        """Write every message, one a line, each error marked benign (with why) or not."""
+        lines = []
+        for kind, text, url in self.messages:
+            why = _benign((kind, text, url))
+            mark = f"  [benign: {why}]" if why else ""
+            lines.append(f"{kind}: {text} ({url}){mark}")
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def assert_clean(self) -> None:
+        """Fail with the list of unexplained console errors, if any."""
+        found = self.errors()
+        assert not found, "JavaScript errors in the browser console:\n" + "\n".join(
+            f"  {kind}: {text} ({url})" for kind, text, url in found)
+
+
+BENIGN: list[tuple[str, Any]] = [
+    ("Voilà's template links Font Awesome CSS from a CDN; the suite refuses every request "
+     "that is not to 127.0.0.1, and the icons come from the bundled copy",
+     lambda kind, text, url: kind == "error" and text.startswith("Failed to load resource")
+     and bool(NOT_LOCAL.match(url))),
+]
+
+
+def _name(text: str) -> re.Pattern[str]:
+    """A button's accessible name: its text after its icon (a Font Awesome glyph)."""
+    return re.compile(rf"^\W*{re.escape(text)}$")
+
+
+def _benign(message: tuple[str, str, str]) -> str | None:
+    return next((why for why, test in BENIGN if test(*message)), None)
+
+
+class ExplorerPage:
+    """Drive the explorer page: search, pick, fill, call, cancel, read results and history.
+
+    Args:
+        page: The Playwright page showing the explorer.
+        artifacts: Where `shot()` saves screenshots (None: nowhere).
+        prefix: Start of each screenshot's file name.
+    """
+
+    def __init__(self, page: Page, *, artifacts: Path | None = None, prefix: str = "") -> None:
+        self.page = page
+        self.artifacts = artifacts
+        self.prefix = prefix
+        self._shots = 0
+        self._shown_before_call = ""
+
+    # -- the parts of the page --------------------------------------------------------------
+
+    @property
+    def search_box(self) -> Locator:
+        """The catalogue's search field."""
+        return self.page.get_by_label("search", exact=True)
+
+    @property
+    def catalogue(self) -> Locator:
+        """The catalogue's list of tools (a `<select>` listbox, one `<option>` a tool)."""
+        return self.page.locator(".tc-catalog-list select")
+
+    @property
+    def call_button(self) -> Locator:
+        """The Call button."""
+        return self.page.get_by_role("button", name=_name("Call"))
+
+    @property
+    def cancel_button(self) -> Locator:
+        """The Cancel button (shown while a call runs)."""
+        return self.page.get_by_role("button", name=_name("Cancel"))
+
+    @property
+    def result(self) -> Locator:
+        """The result view: the innermost box that holds the "details" panel."""
+        return self.page.locator(".widget-vbox").filter(has=self._panel_title("details")).last
+
+    @property
+    def status(self) -> Locator:
+        """The result view's first line: badge, tool name, duration and attempts."""
+        return self.result.locator(".widget-html").first
+
+    @property
+    def message(self) -> Locator:
+        """The result view's error message ("" on success)."""
+        return self.result.locator(".widget-html").nth(1)
+
+    @property
+    def history(self) -> Locator:
+        """The history view: the innermost box that holds the "attempts" panel."""
+        return self.page.locator(".widget-vbox").filter(has=self._panel_title("attempts")).last
+
+    def field(self, label: str) -> Locator:
+        """The form control labelled `label` (a required one ends with " *")."""
+        return self.page.get_by_label(label, exact=True)
+
+    def include_tick(self, name: str) -> Locator:
+        """The "include" checkbox of an optional parameter that is not set yet."""
+        head = self.page.locator(".widget-html").filter(
+            has_text=re.compile(rf"^\s*{re.escape(name)}\s+not set\s*$"))
+        return self.page.locator(".widget-hbox").filter(has=head).locator(
+            "input[type=checkbox]")
+
+    def _panel_title(self, title: str) -> Locator:
+        return self.page.locator(".jupyter-widget-Collapse-header").filter(
+            has_text=re.compile(rf"^\s*{re.escape(title)}\s*$"))
+
+    # -- what a person does ----------------------------------------------------------------
+
+    def wait_until_ready(self, timeout_ms: float) -> None:
+        """Wait until the kernel has run the notebook and the catalogue lists tools."""
+        expect(self.catalogue.locator("option").first).to_be_attached(timeout=timeout_ms)
+
+    def row_names(self) -> list[str]:
+        """The names of the tools the catalogue lists now, in order."""
+        texts = self.catalogue.locator("option").all_inner_texts()
+        return [text.split()[0] for text in texts if text.split()]
+
+    def expect_rows(self, names: list[str]) -> None:
+        """Wait until the catalogue lists exactly these tools, in this order."""
+        expect(self.catalogue.locator("option")).to_have_text(
+            [re.compile(rf"^{re.escape(name)}\s") for name in names])
+
+    def search(self, text: str) -> None:
+        """Type into the search field, as a person does (one key at a time)."""
+        self.search_box.click()
+        self.search_box.press_sequentially(text)
+
+    def select_tool(self, name: str) -> None:
+        """Click a tool's row in the catalogue and wait for its form."""
+        self.catalogue.locator("option").filter(
+            has_text=re.compile(rf"^{re.escape(name)}\s")).click()
+        header = self.page.locator(".widget-html").filter(
+            has=self.page.locator("b", has_text=re.compile(rf"^{re.escape(name)}$")))
+        expect(header.first).to_be_visible()
+        expect(self.call_button).to_be_enabled()
+
+    def fill(self, label: str, text: str) -> None:
+        """Type into a field, then leave it with Tab (number fields update on change)."""
+        control = self.field(label)
+        control.fill(text)
+        control.press("Tab")
+
+    def choose(self, label: str, option: str) -> None:
+        """Pick an option of a dropdown by its text."""
+        self.field(label).select_option(label=option)
+
+    def open_panel(self, title: str) -> None:
+        """Open a collapsed panel (options, details, attempts) by clicking its title."""
+        if not self.is_open(title):
+            self._panel_title(title).first.click()
+            expect(self._panel(title)).to_have_class(OPEN_PANEL)
+
+    def close_panel(self, title: str) -> None:
+        """Close an open panel by clicking its title."""
+        if self.is_open(title):
+            self._panel_title(title).first.click()
+            expect(self._panel(title)).not_to_have_class(OPEN_PANEL)
+
+    def is_open(self, title: str) -> bool:
+        """Whether the panel with this title shows its contents."""
+        return bool(OPEN_PANEL.search(self._panel(title).get_attribute("class") or ""))
+
+    def _panel(self, title: str) -> Locator:
+        return self.page.locator(".jupyter-widget-Collapse").filter(
+            has=self._panel_title(title)).last
+
+    def set_options(self, **values: float) -> None:
+        """Open the options panel and set options, e.g. `timeout=60000` (labels as shown)."""
+        self.open_panel("options")
+        labels = {"timeout": "timeout (ms)", "retries": "retries",
+                  "retryDelay": "retryDelay (ms)", "deadline": "deadline (ms)"}
+        for name, value in values.items():
+            self.fill(labels[name], str(value))
+
+    def call(self) -> None:
+        """Click Call (`wait_for_outcome` then waits for this call's outcome, not the last's)."""
+        self._shown_before_call = self.result.inner_text()
+        self.call_button.click()
+
+    def wait_for_outcome(self, timeout_ms: float = STEP_MS) -> str:
+        """Wait until the result view shows the new call's outcome; return its status line.
+
+        The view must differ from what it showed before the click (each envelope shows its own
+        call id) and say neither nothing nor "running".
+        """
+        expect(self.result).not_to_have_text(self._shown_before_call, use_inner_text=True,
+                                             timeout=timeout_ms)
+        expect(self.status).to_have_text(SETTLED, timeout=timeout_ms)
+        return self.status.inner_text()
+
+    def result_value(self) -> Any:
+        """The result shown as JSON, parsed (None when the view shows no result)."""
+        block = self.result.locator(".widget-html").filter(
+            has=self.page.locator("b", has_text=re.compile(r"^result$"))).locator("pre")
+        if block.count() == 0:
+            return None
+        return json.loads(block.inner_text())
+
+    def history_calls(self) -> list[dict[str, str]]:
+        """The rows of the history's calls table (newest first), by column title."""
+        return self._table(0)
+
+    def history_attempts(self) -> list[dict[str, str]]:
+        """The rows of the history's attempts table (open the "attempts" panel first)."""
+        return self._table(1)
+
+    def _table(self, index: int) -> list[dict[str, str]]:
+        table = self.history.locator("table").nth(index)
+        if table.count() == 0:
+            return []
+        rows: list[dict[str, str]] = table.evaluate(TABLE_JS)
+        return rows
+
+    def shot(self, name: str) -> Path | None:
+        """Save a screenshot of the whole page as `<prefix>-NN-<name>.png` in the artifacts."""
+        if self.artifacts is None:
+            return None
+        self._shots += 1
+        path = self.artifacts / f"{self.prefix}-{self._shots:02d}-{name}.png"
+        save_page(self.page, path)
+        return path
+
+
+def save_page(page: Page, path: Path) -> None:
+    """Screenshot the whole page, however long.
+
+    Voilà scrolls `#rendered_cells`, not the document, so `full_page` would see no more than
+    the viewport: the viewport is stretched to the content's height for the shot instead.
+    """
+    size = page.viewport_size or {"width": 1280, "height": 900}
+    height = page.evaluate(SCROLL_HEIGHT_JS)
+    page.set_viewport_size({"width": size["width"],
+                            "height": min(max(size["height"], height), MAX_SHOT_HEIGHT)})
+    try:
+        page.screenshot(path=path)
+    finally:
+        page.set_viewport_size(size)
+
+
+@contextmanager
+def open_explorer(browser: Browser, url: str, artifacts: Path | None,
+                  name: str) -> Iterator[ExplorerPage]:
+    """Open the explorer in a fresh context; on leaving, save the console log and check it.
+
+    Leaving fails (AssertionError) when the console logged an error `BENIGN` does not explain.
+    """
+    log = ConsoleLog()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    # The page's template links CDN stylesheets (its icons are bundled too): refuse every
+    # request that is not to the local server, so that nothing depends on the network.
+    context.route(NOT_LOCAL, lambda route: route.abort())
+    try:
+        page = context.new_page()
+        log.follow(page)
+        page.goto(url)
+        explorer = ExplorerPage(page, artifacts=artifacts, prefix=name)
+        explorer.wait_until_ready(PAGE_READY_MS)
+        yield explorer
+    finally:
+        if artifacts is not None:
+            log.save(artifacts / f"{name}-console.log")
+        context.close()
+    log.assert_clean()
+
+
+SHOWCASE_PARAMS = {"title": "Hello browser", "count": 7, "color": "blue",
+                   "address": {"street": "1 Main St"}}
+"""What `call_showcase` types into demo.showcase's form, as the params the tool should get."""
+
+
+def call_showcase(explorer: ExplorerPage) -> str:
+    """Fill demo.showcase's form as a person does, click Call; return the outcome's status line.
+
+    A text field, a number, a dropdown and a field of a nested object, as in `SHOWCASE_PARAMS`.
+    """
+    explorer.select_tool("demo.showcase")
+    explorer.fill("Title *", SHOWCASE_PARAMS["title"])  # text, with a pattern
+    explorer.fill("count", str(SHOWCASE_PARAMS["count"]))  # integer: editing ticks "include"
+    explorer.choose("color *", SHOWCASE_PARAMS["color"])  # enum dropdown
+    explorer.include_tick("address").check()  # optional nested object: switch it on...
+    explorer.fill("street *", SHOWCASE_PARAMS["address"]["street"])  # ...fill its field
+    explorer.shot("showcase-filled")
+    explorer.call()
+    status = explorer.wait_for_outcome()
+    explorer.shot("showcase-result")
+    return status
+
+
+def assert_showcase_succeeded(explorer: ExplorerPage, status: str) -> None:
+    """The result view shows success, and the tool received exactly `SHOWCASE_PARAMS`."""
+    assert "✓ success" in status, f"status: {status!r}; message: {explorer.message.inner_text()!r}"
+    assert "demo.showcase" in status
+    assert explorer.result_value() == {"received": SHOWCASE_PARAMS}
