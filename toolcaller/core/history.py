@@ -7,9 +7,9 @@ import json
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from toolcaller.envelope import Options, format_timestamp, now_utc
 
@@ -21,9 +21,12 @@ __all__ = ["AttemptRecord", "CallRecord", "History"]
 DEFAULT_MAX_CALLS = 10_000
 
 
-@dataclass(slots=True)
-class AttemptRecord:
-    """One attempt of a call: when it started, how long it took, how it ended."""
+class AttemptRecord(NamedTuple):
+    """One attempt of a call: when it started, how long it took, how it ended.
+
+    A named tuple of plain values: the garbage collector stops tracking it, which matters
+    when a history holds 100,000 calls.
+    """
 
     attempt: int
     started: float
@@ -82,7 +85,7 @@ class CallRecord:
             "attempts": len(self.attempts),
             "params": self.params,
             "options": self.options_dict(),
-            "trail": [asdict(a) for a in self.attempts],
+            "trail": [a._asdict() for a in self.attempts],
         }
 
 
