@@ -1,8 +1,11 @@
 """The explorer page as a person sees it: locators by label, role and text, and DOM-state waits.
 
-Every selector the suite uses lives here. Widgets are found by their labels (ipywidgets links a
-`<label for=...>` to each control), buttons by role and name, panels by their accordion titles;
-the only CSS classes used are ipywidgets' own and the catalogue's `tc-catalog-list`.
+Every selector the suite uses lives here. Form controls are found by their labels (ipywidgets
+links a `<label for=...>` to each control) and include ticks by their accessible names; the
+parts of the page by the stable classes the widgets set (`tc-explorer`, `tc-catalog-list`,
+`tc-call`, `tc-cancel`, `tc-result`, `tc-result-status`, `tc-result-message`, `tc-history`);
+panels are opened by clicking their accordion titles, as a person does. The only other CSS
+classes used are ipywidgets' own.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 PAGE_READY_MS = 120_000  # the first visit starts a kernel that imports pandas: slow on 2 cores
 STEP_MS = 30_000  # one call's round trip through the kernel, generously for a loaded CI machine
 NOT_LOCAL = re.compile(r"^https?://(?!127\.0\.0\.1[:/])")
-SETTLED = re.compile(r"^(?!\s*$)(?!.*running)", re.S)  # neither empty nor "⏳ running"
+SETTLED = re.compile(r"^(?!\s*$)(?!.*running)", re.S)  # neither empty nor "… running"
 SCROLL_HEIGHT_JS = """() => {
   const cells = document.getElementById('rendered_cells');
   return Math.ceil((cells || document.documentElement).scrollHeight) + 16;
@@ -80,11 +83,6 @@ BENIGN: list[tuple[str, Any]] = [
 ]
 
 
-def _name(text: str) -> re.Pattern[str]:
-    """A button's accessible name: its text after its icon (a Font Awesome glyph)."""
-    return re.compile(rf"^\W*{re.escape(text)}$")
-
-
 def _benign(message: tuple[str, str, str]) -> str | None:
     return next((why for why, test in BENIGN if test(*message)), None)
 
@@ -110,7 +108,7 @@ class ExplorerPage:
     @property
     def search_box(self) -> Locator:
         """The catalogue's search field."""
-        return self.page.get_by_label("search", exact=True)
+        return self.page.locator(".tc-catalog").get_by_label("search", exact=True)
 
     @property
     def catalogue(self) -> Locator:
@@ -120,43 +118,41 @@ class ExplorerPage:
     @property
     def call_button(self) -> Locator:
         """The Call button."""
-        return self.page.get_by_role("button", name=_name("Call"))
+        return self.page.locator(".tc-explorer .tc-call")
 
     @property
     def cancel_button(self) -> Locator:
         """The Cancel button (shown while a call runs)."""
-        return self.page.get_by_role("button", name=_name("Cancel"))
+        return self.page.locator(".tc-explorer .tc-cancel")
 
     @property
     def result(self) -> Locator:
-        """The result view: the innermost box that holds the "details" panel."""
-        return self.page.locator(".widget-vbox").filter(has=self._panel_title("details")).last
+        """The result view: badge, message, details, result and metadata."""
+        return self.page.locator(".tc-explorer .tc-result")
 
     @property
     def status(self) -> Locator:
         """The result view's first line: badge, tool name, duration and attempts."""
-        return self.result.locator(".widget-html").first
+        return self.result.locator(".tc-result-status")
 
     @property
     def message(self) -> Locator:
         """The result view's error message ("" on success)."""
-        return self.result.locator(".widget-html").nth(1)
+        return self.result.locator(".tc-result-message")
 
     @property
     def history(self) -> Locator:
-        """The history view: the innermost box that holds the "attempts" panel."""
-        return self.page.locator(".widget-vbox").filter(has=self._panel_title("attempts")).last
+        """The history view: summary, calls table, timing chart, attempts and re-run."""
+        return self.page.locator(".tc-explorer .tc-history")
 
     def field(self, label: str) -> Locator:
         """The form control labelled `label` (a required one ends with " *")."""
         return self.page.get_by_label(label, exact=True)
 
     def include_tick(self, name: str) -> Locator:
-        """The "include" checkbox of an optional parameter that is not set yet."""
-        head = self.page.locator(".widget-html").filter(
-            has_text=re.compile(rf"^\s*{re.escape(name)}\s+not set\s*$"))
-        return self.page.locator(".widget-hbox").filter(has=head).locator(
-            "input[type=checkbox]")
+        """The "include" checkbox of an optional parameter (its accessible name names it)."""
+        return self.page.locator(".tc-form").get_by_role("checkbox", name=f"include {name}",
+                                                          exact=True)
 
     def _panel_title(self, title: str) -> Locator:
         return self.page.locator(".jupyter-widget-Collapse-header").filter(

@@ -233,6 +233,15 @@ class TestSelection:
             table.select("math.ad")
         assert table.selected == ""
 
+    def test_details_can_be_left_to_the_view_around_the_table(self, caller: ToolCaller) -> None:
+        """`show_details=False` (the Explorer shows the tool itself) hides the details line."""
+        table = CatalogTable(caller, show_details=False)
+        table.select("text.echo")
+        assert (table.details.value, table.details.layout.display) == ("", "none")
+        assert "tc-catalog" in table._dom_classes
+        assert "tc-catalog-list" in table.list._dom_classes
+        table.close()
+
     def test_details_are_escaped(self) -> None:
         """A description holding markup is shown as text, never as HTML."""
         registry = Registry([_tool("evil.tool", "<script>alert(1)</script>", tags=("<b>",))])

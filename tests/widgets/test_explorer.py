@@ -82,8 +82,18 @@ class TestSelection:
         assert form.value == {"text": ""}
         assert "text.echo" in explorer.tool_header.value
         assert "Echo text back" in explorer.tool_header.value
+        assert explorer.catalogue.details.value == ""  # the name and description show once
         assert explorer.form_box.children == (form,)
         assert not explorer.call_button.disabled
+
+    def test_css_classes_name_the_parts(self, explorer: Explorer) -> None:
+        """The browser suite finds every part by a stable class, never by titles or text."""
+        explorer.select("math.add")
+        parts = [(explorer, "tc-explorer"), (explorer.catalogue, "tc-catalog"),
+                 (explorer.form, "tc-form"), (explorer.result_view, "tc-result"),
+                 (explorer.history_view, "tc-history"), (explorer.call_button, "tc-call"),
+                 (explorer.cancel_button, "tc-cancel")]
+        assert [name for part, name in parts if name not in part._dom_classes] == []
 
     def test_options_start_at_the_tools_defaults(self, explorer: Explorer) -> None:
         """The options controls show the selected tool's defaults over the contract's."""
@@ -263,9 +273,19 @@ class TestCalls:
         assert not explorer.call_button.disabled
 
 
+    async def test_a_typed_whole_number_is_sent_as_an_int(self, explorer: Explorer,
+                                                          caller: ToolCaller) -> None:
+        """A number box holding a typed `2` sends `{"a": 2}`, which the history shows."""
+        _fill(explorer, "math.add", {"a": 2.0, "b": 0.5})  # a FloatText holds floats
+        await _click_and_wait(explorer)
+        params = caller.history.records()[-1].params
+        assert params == {"a": 2, "b": 0.5}
+        assert type(params["a"]) is int
+
+
 class TestCancel:
     async def test_cancelling_a_running_call(self, explorer: Explorer, caller: ToolCaller) -> None:
-        """Cancel stops demo.slow: no envelope, a "cancelled by the user" problem, no history."""
+        """Cancel stops demo.slow: no envelope, a grey "cancelled" badge (not a problem), no row."""
         _fill(explorer, "demo.slow", {"seconds": 5})
         explorer.call_button.click()
         await asyncio.sleep(0.02)
@@ -274,8 +294,9 @@ class TestCancel:
         assert await explorer.wait() is None
         assert explorer.cancelled
         assert not explorer.running
-        assert explorer.result_view.status_text == "problem"
+        assert explorer.result_view.status_text == "cancelled"
         assert "cancelled by the user" in explorer.result_view.message_text
+        assert "problem" not in explorer.result_view.status.value
         assert len(caller.history) == 0
         assert not explorer.call_button.disabled
         assert explorer.cancel_button.layout.display == "none"
@@ -304,6 +325,7 @@ class TestWithoutALoop:
         explorer.call_button.click()
         explorer.cancel_button.click()
         assert asyncio.run(explorer.wait()) is None
+        assert explorer.result_view.status_text == "cancelled"
         assert "cancelled by the user" in explorer.result_view.message_text
         assert not explorer.running
 

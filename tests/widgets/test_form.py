@@ -216,6 +216,15 @@ class TestOptionalAndDefaults:
         at(form, "/opts/x").value = 4
         assert form.value["opts"] == {"x": 4}
 
+    def test_the_include_tick_is_named_after_its_field(self) -> None:
+        """The include box's label names its field to screen readers; CSS hides it from sight."""
+        form = ParamForm(self.SCHEMA)
+        tick = toggle(form, "/name").tick
+        assert (tick.description, tick.tooltip, tick.indent) == (
+            "include name", "include name", False)
+        assert "tc-include-tick" in tick._dom_classes
+        assert ".tc-include-tick" in form.children[-1].value
+
     def test_setting_a_value_without_a_key_unticks_it(self) -> None:
         """`value = {...}` without an optional key switches that field off."""
         form = ParamForm(self.SCHEMA, value={"mode": "fast", "name": "x"})
@@ -249,6 +258,11 @@ class TestNullable:
         at(form, "/n").value = 12
         assert form.value["n"] == 12
         assert not toggle(form, "/n").tick.value
+
+    def test_the_null_tick_is_named_after_its_field(self) -> None:
+        """The null box's label names its field, so that two null boxes are told apart."""
+        form = ParamForm(self.SCHEMA)
+        assert [toggle(form, p).tick.description for p in ("/n", "/s")] == ["n: null", "s: null"]
 
     def test_optional_and_nullable_have_both_ticks(self) -> None:
         """Optional + nullable: leave it out, send null, or send a value."""
@@ -314,6 +328,14 @@ class TestErrors:
         form.show_errors([("/name", "taken")])
         at(form, "/name").value = "Bob"
         assert shown_error(form, "/name") == ""
+
+    def test_external_violations_the_form_shows_already_show_once(self) -> None:
+        """`show_errors` with the form's own finding (same pointer and message) shows it once."""
+        form = ParamForm(self.SCHEMA)
+        form.show_errors([{"pointer": "/name", "message": "'' is too short"},
+                          ("/name", "'' is too short"), ("/name", "taken")])
+        assert shown_error(form, "/name").count("too short") == 1
+        assert "taken" in shown_error(form, "/name")
 
     def test_a_pointer_below_any_field_goes_to_the_nearest_one(self) -> None:
         """A violation at `/rows/7/x` shows on the rows field, naming the rest of the pointer."""

@@ -34,6 +34,15 @@ def _three_calls(caller: ToolCaller) -> None:
 
 
 class TestCalls:
+    def test_tables_carry_a_css_class_and_their_line_height(self, view: HistoryView,
+                                                            caller: ToolCaller) -> None:
+        """The view is `.tc-history`; its rows are not double-spaced by the inherited 28 px."""
+        caller.call("math.add", {"a": 1, "b": 2})
+        view.refresh()
+        assert "tc-history" in view._dom_classes
+        assert "line-height:1.4" in view.calls_table.value
+        assert "line-height:1.4" in view.attempts_table.value
+
     def test_an_empty_history_shows_no_rows(self, view: HistoryView) -> None:
         """Before any call the tables are empty and say so."""
         assert view.calls_frame is not None

@@ -9,7 +9,14 @@ import pytest
 
 from toolcaller import Envelope, ToolCaller
 from toolcaller.widgets import ResultView
-from toolcaller.widgets.result import MAX_TABLE_ROWS, is_records, trail_html, trail_text
+from toolcaller.widgets.result import (
+    GREY,
+    MAX_TABLE_ROWS,
+    RED,
+    is_records,
+    trail_html,
+    trail_text,
+)
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +220,7 @@ class TestStates:
         """`show_running` says which tool runs; the envelope replaces it when it arrives."""
         view.show_running("demo.slow")
         assert view.status_text == "running"
-        assert "running" in view.status.value
+        assert "… running" in view.status.value  # no emoji: "⏳" is a box without an emoji font
         assert "demo.slow" in view.status.value
         assert view.envelope is None
         view.show(caller.call("math.add", {"a": 1, "b": 2}))
@@ -252,11 +259,39 @@ class TestStates:
         view.show(envelope)
         assert heard == [envelope.to_dict()]
 
+    def test_show_cancelled(self, view: ResultView) -> None:
+        """`show_cancelled` is a grey "cancelled" badge, not a problem: the user asked for it."""
+        view.show_cancelled("demo.<slow>", 1234.4)
+        assert view.status_text == "cancelled"
+        assert "cancelled" in view.status.value
+        assert GREY in view.status.value
+        assert RED not in view.status.value
+        assert "demo.&lt;slow&gt;" in view.status.value
+        assert view.message_text == ("call of 'demo.<slow>' cancelled by the user after 1,234 ms: "
+                                     "no envelope, and no row in the history")
+        assert (view.envelope, view.result_kind) == (None, "none")
+
     def test_show_problem(self, view: ResultView) -> None:
         """`show_problem` shows a notebook-side failure, escaped, as a red badge."""
         view.show_problem("callback <broke>")
         assert view.status_text == "problem"
         assert "callback &lt;broke&gt;" in view.message.value
+
+
+class TestPageStyle:
+    def test_css_classes_name_the_view_and_its_lines(self, view: ResultView) -> None:
+        """Pages and browser tests find the view, its status and message by stable classes."""
+        assert "tc-result" in view._dom_classes
+        assert "tc-result-status" in view.status._dom_classes
+        assert "tc-result-message" in view.message._dom_classes
+
+    @pytest.mark.parametrize("result", [{"a": [1, 2]}, [{"x": 1}, {"x": 2}]], ids=["json", "table"])
+    def test_blocks_of_lines_set_their_line_height(self, view: ResultView, result: Any) -> None:
+        """JSON and tables are not double-spaced by the 28 px line height widgets inherit."""
+        view.show(_envelope(result, success=False, error={"code": "X", "message": "m",
+                                                           "details": {"k": 1}}))
+        assert "line-height:1.4" in view.result.value
+        assert "line-height:1.4" in view.details_body.value
 
 
 class TestTrail:

@@ -23,6 +23,16 @@ from toolcaller.widgets._fields_raw import put, swap_widget
 from toolcaller.widgets._fields_scalar import ScalarField
 from toolcaller.widgets._schema import resolve
 
+INCLUDE_TICK_CLASS = "tc-include-tick"
+TICK_STYLE = (
+    # An include tick's label names its field for screen readers and as its tooltip, but the
+    # caption beside the tick already shows the name: hide the label from sight only.
+    f"<style>.{INCLUDE_TICK_CLASS} .widget-label-basic > span {{position:absolute;width:1px;"
+    "height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;"
+    "border:0}</style>"
+)
+"""The page style a form needs for its include ticks (`ParamForm` puts it in a hidden HTML)."""
+
 
 def title_html(ctx: FieldContext, schema: Any) -> W.HTML:
     """Return the heading of a compound field: its caption in bold, its help in small text."""
@@ -47,15 +57,15 @@ class ToggleField(Field):
         self.schema = schema
         self.nullable = nullable
         self.inner: Field | None = None
-        tip = "send null" if nullable else "include this optional parameter"
         self.tick = ctx.state.make(
             W.Checkbox,
             layout="button" if nullable else "tick",
             indent=False,
             value=on != nullable,
-            description="null" if nullable else "",
-            tooltip=tip,
+            **_tick_label(ctx.label, nullable=nullable),
         )
+        if not nullable:
+            self.tick.add_class(INCLUDE_TICK_CLASS)
         self._head: W.Widget | None = None
         if eager:
             head = self._build(lazy=False).widget
@@ -139,6 +149,19 @@ class ToggleField(Field):
             self.tick.value = not self.nullable  # the user edited it: they want it sent
         else:
             self._changed()
+
+
+def _tick_label(name: str, *, nullable: bool) -> dict[str, str]:
+    """Name a toggle's checkbox after its field, so that it has an accessible name of its own.
+
+    A label is what names a checkbox in the browser (a title beside an empty label does not).
+    An include tick's label is hidden from sight by `TICK_STYLE` (the caption beside the tick
+    shows the name) and is its tooltip too; a null tick's label shows.
+    """
+    if nullable:
+        return {"description": f"{name}: null" if name else "null", "tooltip": "send null"}
+    text = f"include {name}" if name else "include this optional parameter"
+    return {"description": text, "tooltip": text}
 
 
 class ListRow:

@@ -29,6 +29,7 @@ class ScalarField(Field):
 
     The last value set from Python is kept with what the control showed for it, so that a value
     the control shows unchanged reads back exactly (`1.0` in an integer box, a date-time string).
+    A user's edit forgets it: what the user enters reads back as `to_json` makes it.
     """
 
     def __init__(self, ctx: FieldContext, control: W.Widget) -> None:
@@ -39,6 +40,8 @@ class ScalarField(Field):
         control.observe(self._on_control, names="value")
 
     def _on_control(self, change: Any) -> None:
+        if not self.ctx.state.is_quiet:
+            self._kept = None
         self._changed()
 
     def value(self) -> JSONValue:
@@ -140,8 +143,14 @@ class FloatField(ScalarField):
     """A number in a FloatText, or a BoundedFloatText when the schema has bounds."""
 
     def to_json(self, shown: Any) -> JSONValue:
-        """Return a `float`."""
-        return float(shown)
+        """Return an `int` for a whole number (what the user typed), else a `float`.
+
+        A `FloatText` holds a typed `2` as `2.0`; JSON has one number type, so `2` is sent. Past
+        2**53 a float is no exact integer and stays a float. A value set from Python reads back
+        as it was set (see `ScalarField`).
+        """
+        number = float(shown)
+        return int(number) if number.is_integer() and abs(number) <= INT_LIMIT else number
 
     def to_widget(self, value: JSONValue) -> Any:
         """Accept finite numbers."""

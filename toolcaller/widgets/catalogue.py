@@ -51,20 +51,26 @@ class CatalogTable(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox
 
     Observe `selected` (a tool name, or "" for none) to follow what the user clicks; set it, or
     call `select(name)`, to select from code. Filtering never changes the selection: a selected
-    tool that the filter hides stays selected, just not highlighted.
+    tool that the filter hides stays selected, just not highlighted. The table carries the CSS
+    class `tc-catalog`, its list `tc-catalog-list`.
 
     Args:
         caller: The `ToolCaller` (or a bare `Registry`) whose tools are listed.
         max_rows: At most this many matching tools are listed (a label says how many match).
         rows: Height of the list, in rows.
+        show_details: Whether the selected tool's name, description, tags and params show
+            under the list (off where a view around the table shows them itself).
     """
 
     selected = traitlets.Unicode("", help="Name of the selected tool, or '' for none.")
 
     def __init__(self, caller: ToolCaller | Registry, *, max_rows: int = DEFAULT_MAX_ROWS,
-                 rows: int = 14, **kwargs: Any) -> None:
+                 rows: int = 14, show_details: bool = True, **kwargs: Any) -> None:
         selected = kwargs.pop("selected", "")  # checked once the tools are known
         super().__init__(**kwargs)
+        self.add_class("tc-catalog")
+        self.show_details = show_details
+        """Whether `details` shows the selected tool (fixed when the table is built)."""
         self.registry: Registry = caller if isinstance(caller, Registry) else caller.registry
         self.max_rows = max_rows
         self.rows: list[str] = []
@@ -86,7 +92,7 @@ class CatalogTable(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox
         self.header = W.HTML()
         self.list = W.Select(rows=rows, layout=W.Layout(width="100%"))
         self.list.add_class("tc-catalog-list")
-        self.details = W.HTML()
+        self.details = W.HTML(layout=W.Layout(display=None if show_details else "none"))
         self.children = (W.HBox(children=(self.search, self.tags)), self.problems,
                          self.count_label, self.message, self.header, self.list, self.details)
         self.search.observe(self._on_filter_change, names="value")
@@ -206,7 +212,7 @@ class CatalogTable(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox
         self._render_details()
 
     def _render_details(self) -> None:
-        tool = self.tool()
+        tool = self.tool() if self.show_details else None
         self.details.value = _details_html(tool) if tool is not None else ""
 
     def _show_message(self, text: str) -> None:

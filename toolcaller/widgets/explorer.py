@@ -39,7 +39,9 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
     docstring); meanwhile Call is disabled and Cancel shows. An `INVALID_PARAMS` envelope's
     violations appear beside the form fields (or options) they name. `wait()` awaits the call
     under way; `call_now()` calls synchronously where no event loop runs. Callbacks never raise:
-    whatever goes wrong is shown in `result_view`.
+    whatever goes wrong is shown in `result_view`. CSS classes for pages and tests:
+    `tc-explorer` on the view, `tc-call` and `tc-cancel` on its buttons (and the parts' own:
+    `tc-catalog`, `tc-form`, `tc-result`, `tc-history`).
 
     Args:
         caller: The `ToolCaller` whose tools are listed and called.
@@ -49,6 +51,7 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
     def __init__(self, caller: ToolCaller, *, refresh_interval: float = 0.25,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.add_class("tc-explorer")
         self.caller = caller
         self.form: ParamForm | None = None
         """The form of the selected tool's params, or None when no tool is selected."""
@@ -61,7 +64,7 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
         self._call_form: ParamForm | None = None
         self._started = 0.0
         self._lock = threading.Lock()
-        self.catalogue = CatalogTable(caller, rows=8)
+        self.catalogue = CatalogTable(caller, rows=8, show_details=False)  # see tool_header
         self.tool_header = W.HTML(PICK_A_TOOL)
         self.form_box = W.VBox()
         self.option_controls = _option_controls()
@@ -75,6 +78,8 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
                                     disabled=True, tooltip="pick a tool first")
         self.cancel_button = W.Button(description="Cancel", icon="stop", button_style="danger",
                                       disabled=True, layout=W.Layout(display="none"))
+        self.call_button.add_class("tc-call")
+        self.cancel_button.add_class("tc-cancel")
         self.result_view = ResultView()
         self.history_view = HistoryView(caller.history, caller=caller,
                                         result_view=self.result_view,
@@ -238,10 +243,8 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
 
     def _show_cancelled(self) -> None:
         self.last_envelope, self.cancelled = None, True
-        elapsed_ms = (time.monotonic() - self._started) * 1000
-        self.result_view.show_problem(
-            f"call of {self._call_name!r} cancelled by the user after {elapsed_ms:,.0f} ms: "
-            "no envelope, and no row in the history")
+        self.result_view.show_cancelled(self._call_name,
+                                        (time.monotonic() - self._started) * 1000)
 
     def _show_envelope(self, envelope: Envelope) -> None:
         self.last_envelope = envelope
@@ -265,9 +268,7 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
         form = self.form
         if form is None or form is not self._call_form:
             return  # the user picked another tool meanwhile: these were the old form's
-        known = set(form.errors)  # the form shows its own findings already: show them once
-        form.show_errors([v for v in violations if v not in options
-                          and (v["pointer"], v["message"]) not in known])
+        form.show_errors([v for v in violations if v not in options])
 
     def _set_running(self, running: bool) -> None:
         self.call_button.disabled = running or self.form is None

@@ -18,7 +18,7 @@ from toolcaller.widgets._field import (
     error_markup,
 )
 from toolcaller.widgets._fields import build_root
-from toolcaller.widgets._fields_compound import ToggleField
+from toolcaller.widgets._fields_compound import TICK_STYLE, ToggleField
 from toolcaller.widgets._fields_raw import RawJSONField, dump_json, load_json, put
 from toolcaller.widgets._schema import escape_token, split_pointer, to_pointer
 
@@ -36,7 +36,8 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
     Optional properties have an "include" tick: left off, the key is not sent. One with a
     `default` shows the default pre-filled but is sent only once ticked (editing it ticks it);
     a required property with a default starts at, and sends, the default. Nullable values
-    (`type: [..., "null"]`, `anyOf` with null) have a "null" tick.
+    (`type: [..., "null"]`, `anyOf` with null) have a "null" tick. The form carries the CSS
+    class `tc-form`.
 
     Args:
         schema: The params' JSON Schema (2020-12, or the draft its `$schema` names).
@@ -53,6 +54,7 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
 
     def __init__(self, schema: Schema, *, value: JSONValue = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.add_class("tc-form")
         self.schema = schema
         self._state = FormState()
         self._root = build_root(schema, self._state)
@@ -69,7 +71,9 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
         self.error_banner = W.HTML()
         """Messages about the whole params (pointer ""), and every message in raw mode."""
         self._body = W.VBox(children=(self._root.widget,))
-        self.children = (W.HBox(children=(self.raw_toggle,)), self.error_banner, self._body)
+        self._style = W.HTML(value=TICK_STYLE, layout=W.Layout(display="none"))
+        self.children = (W.HBox(children=(self.raw_toggle,)), self.error_banner, self._body,
+                         self._style)
         self._root.on_change(self._on_field_change)
         self.raw_toggle.observe(self._on_raw_toggle, names="value")
         self.raw_text.observe(self._on_raw_text, names="value")
@@ -117,6 +121,7 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
 
         Each violation is a `(pointer, message)` pair or a mapping with `pointer` (or `path`,
         `instancePath`) and `message`. They stay shown until the next edit or `clear_errors()`.
+        A violation the form already shows (the same pointer and message) is shown once.
         """
         self._external = list(_read_violations(violations))
         self._render_errors()
@@ -237,7 +242,7 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
     def _render_errors(self) -> None:
         self._hide_errors()
         grouped: dict[str, list[str]] = {}
-        for pointer, message in [*self.errors, *self._external]:
+        for pointer, message in dict.fromkeys([*self.errors, *self._external]):
             grouped.setdefault(pointer, []).append(_cut(message))
         top: list[str] = []
         for pointer, messages in grouped.items():

@@ -19,6 +19,7 @@ from toolcaller.widgets.result import (
     CODE_COLOURS,
     GREEN,
     GREY,
+    LINE_HEIGHT,
     MUTED,
     RED,
     ResultView,
@@ -34,7 +35,7 @@ __all__ = ["HistoryView", "has_masked_secret"]
 DEFAULT_MAX_ROWS = 200
 CHART_ROWS = 30  # calls drawn in the timing chart
 MASK = "***"  # what the history holds in place of a secret
-TABLE_STYLE = ("border-collapse:collapse;font-size:12px;width:100%")
+TABLE_STYLE = f"border-collapse:collapse;font-size:12px;width:100%;{LINE_HEIGHT}"
 CELL_STYLE = "padding:2px 6px;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top"
 SCROLL_STYLE = "max-height:20em;overflow:auto"
 
@@ -45,7 +46,8 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
     The view follows the history by itself (`history.subscribe`), from any thread: a burst of
     calls refreshes it at most every `refresh_interval` seconds. Pick a call in `calls` (or set
     `selected_call`) to see its params and options; with a `caller`, "Re-run" calls it again
-    and shows the new envelope in `result_view`. `close()` stops following the history.
+    and shows the new envelope in `result_view`. `close()` stops following the history. The
+    view carries the CSS class `tc-history`.
 
     Args:
         history: The history to show (e.g. `caller.history`).
@@ -64,6 +66,7 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
                  result_view: ResultView | None = None, **kwargs: Any) -> None:
         picked = kwargs.pop("selected_call", "")  # applied once the widgets exist
         super().__init__(**kwargs)
+        self.add_class("tc-history")
         self.history, self.caller = history, caller
         self.max_rows, self.refresh_interval = max_rows, refresh_interval
         self.calls_frame: pd.DataFrame | None = None

@@ -19,8 +19,11 @@ MAX_TABLE_ROWS = 500
 MAX_JSON_CHARS = 200_000  # a bigger result is cut: the browser would choke on it
 GREEN, RED, AMBER, GREY = "#1a7f37", "#cf222e", "#9a6700", "#8c959f"
 CODE_COLOURS = {"TIMEOUT": AMBER}  # every other code is red
+# Widget HTML inherits a 28 px line height (one control's height): blocks of lines set their own.
+LINE_HEIGHT = "line-height:1.4"
 PRE_STYLE = ("margin:0;padding:6px;background:#f6f8fa;border-radius:4px;max-height:24em;"
-             "overflow:auto;white-space:pre-wrap;word-break:break-word;font-size:12px")
+             "overflow:auto;white-space:pre-wrap;word-break:break-word;font-size:12px;"
+             + LINE_HEIGHT)
 MUTED = "color:#57606a;font-size:0.9em"
 
 
@@ -28,8 +31,10 @@ class ResultView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox i
     """Shows one envelope: a status badge, the message, details, the result and the metadata.
 
     `show(envelope)` takes an `Envelope` or its dict; `show_running(name)` says a call is under
-    way; `clear()` empties the view. Nothing here raises into the UI: what cannot be shown is
-    shown as a problem instead. Every text is HTML-escaped.
+    way, `show_cancelled(name, elapsed_ms)` that the user cancelled it; `clear()` empties the
+    view. Nothing here raises into the UI: what cannot be shown is shown as a problem instead.
+    Every text is HTML-escaped. CSS classes for pages and tests: `tc-result` on the view,
+    `tc-result-status` on its status line, `tc-result-message` on its message.
     """
 
     envelope = traitlets.Any(None, allow_none=True,
@@ -38,13 +43,16 @@ class ResultView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox i
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.status_text = ""
-        """"success", the error code, "running", "problem" or "" (empty)."""
+        """"success", the error code, "running", "cancelled", "problem" or "" (empty)."""
         self.message_text = ""
         """The error message (or the problem), "" on success."""
         self.result_kind = "none"
         """How the result is shown: "json", "table" or "none"."""
+        self.add_class("tc-result")
         self.status = W.HTML()
+        self.status.add_class("tc-result-status")
         self.message = W.HTML()
+        self.message.add_class("tc-result-message")
         self.details_body = W.HTML()
         self.details = W.Accordion(children=(self.details_body,), selected_index=None)
         self.details.set_title(0, "details")
@@ -68,7 +76,7 @@ class ResultView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox i
         self.status_text = "running"
         started = time.strftime("%H:%M:%S")
         self.status.value = (
-            f'{_badge("⏳ running", GREY)} <b>{html.escape(str(tool_name or ""))}</b>'
+            f'{_badge("… running", GREY)} <b>{html.escape(str(tool_name or ""))}</b>'
             f' <span style="{MUTED}">started {started}…</span>')
 
     def show(self, envelope: Envelope | Mapping[str, Any]) -> None:
@@ -80,6 +88,16 @@ class ResultView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox i
             self._show(dict(data))
         except Exception as exc:  # noqa: BLE001 - a view never raises into the UI
             self.show_problem(f"cannot show this envelope: {type(exc).__name__}: {exc}")
+
+    def show_cancelled(self, tool_name: str | None, elapsed_ms: float) -> None:
+        """Say that the user cancelled the call of `tool_name` after `elapsed_ms`: no envelope."""
+        self.clear()
+        message = (f"call of {str(tool_name or '')!r} cancelled by the user after "
+                   f"{elapsed_ms:,.0f} ms: no envelope, and no row in the history")
+        self._set(status="cancelled", message=message, kind="none", envelope=None)
+        self.status.value = (f'{_badge("cancelled", GREY)} '
+                             f'<b>{html.escape(str(tool_name or ""))}</b>')
+        self.message.value = f"<div>{html.escape(message)}</div>"
 
     def show_problem(self, message: str) -> None:
         """Show a failure of the notebook side (not an envelope), e.g. a callback that broke."""
@@ -170,7 +188,8 @@ def _records_html(records: list[dict[str, Any]]) -> str:
     note = (f"showing {len(shown):,} of {len(records):,} rows" if len(records) > len(shown)
             else f"{len(records):,} row" + ("" if len(records) == 1 else "s"))
     return (f'<div><b>result</b> <span style="{MUTED}">{note}</span></div>'
-            f'<div style="max-height:24em;overflow:auto;font-size:12px">{table}</div>')
+            f'<div style="max-height:24em;overflow:auto;font-size:12px;{LINE_HEIGHT}">'
+            f"{table}</div>")
 
 
 def _cell(value: Any) -> Any:
