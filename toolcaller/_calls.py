@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 from toolcaller._types import JSONObject
@@ -27,7 +28,7 @@ __all__ = ["AttemptRunner", "Prepared"]
 class Prepared:
     """A validated call, ready for its attempts."""
 
-    __slots__ = ("adapter", "options", "params", "redacted", "secret_keys", "tool")
+    __slots__ = ("_token", "adapter", "options", "params", "redacted", "secret_keys", "tool")
 
     def __init__(self, tool: Tool, params: JSONObject, options: Options, adapter: Adapter,
                  secret_keys: frozenset[str], redacted: JSONObject) -> None:
@@ -38,6 +39,19 @@ class Prepared:
         self.secret_keys = secret_keys
         self.redacted = redacted
         """The params with secrets masked, as the history keeps them."""
+        self._token = [True]
+
+    def claim(self) -> bool:
+        """Take the right to record this call's outcome; only the first claim gets it.
+
+        `call` may answer by its deadline while the attempts go on on a blocked loop: one of
+        the two records the call, never both.
+        """
+        try:
+            self._token.pop()  # atomic under the GIL
+        except IndexError:
+            return False
+        return True
 
 
 
@@ -65,6 +79,8 @@ class AttemptRunner:
                                  secrets)
             try:
                 result = to_result(p.adapter.run(p.tool, p.params, ctx), p.options.format)
+            except (KeyboardInterrupt, SystemExit):
+                raise  # Ctrl-C in the calling thread; a tool's own arrive wrapped by its adapter
             except BaseException as exc:  # noqa: BLE001 - mapped to a code in _attempt_failed
                 error = _as_error(exc)
             else:
@@ -87,11 +103,12 @@ class AttemptRunner:
             attempt = plan.begin(step.wait_s)
             ctx = AttemptContext(step.budget_s, p.options.format, attempt.number, call_id,
                                  secrets)
+            grace_s = min(max(plan.deadline - self._clock() - step.budget_s, LATE_S), MAX_GRACE_S)
             try:
-                output = await _run_with_timeout(p.adapter, p.tool, p.params, ctx)
+                output = await _run_with_timeout(p.adapter, p.tool, p.params, ctx, grace_s)
                 result = to_result(output, p.options.format)
-            except asyncio.CancelledError:
-                raise
+            except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+                raise  # the caller's own interruption, not the tool's failure
             except BaseException as exc:  # noqa: BLE001 - mapped to a code in _attempt_failed
                 error = _as_error(exc)
             else:
@@ -139,18 +156,19 @@ class AttemptRunner:
                                   toolName=p.tool.name, timestamp=now_utc(arrived),
                                   callId=call_id, trail=trail),
         )
-        self.history.add(CallRecord(
-            call_id, p.tool.name, arrived, duration, True, None, None,
-            p.redacted, p.options,
-            _attempt_records(plan, ()),
-        ))
+        if p.claim():
+            self.history.add(CallRecord(
+                call_id, p.tool.name, arrived, duration, True, None, None,
+                p.redacted, p.options, _attempt_records(plan, ()),
+            ))
         return envelope
 
     def _failed(self, call_id: str, name: Any, params: Any, p: Prepared | None,
                 error: ToolCallError, arrived: float, start: float, plan: CallPlan | None,
-                secrets: Iterable[str]) -> Envelope:
-        secret_keys = (p.secret_keys if p is not None
-                       else getattr(error, "secret_keys", frozenset()))
+                secrets: Iterable[str], secret_keys: frozenset[str] | None = None) -> Envelope:
+        if secret_keys is None:
+            secret_keys = (p.secret_keys if p is not None
+                           else getattr(error, "secret_keys", frozenset()))
         known = set(secrets) | collect_secrets(params, secret_keys)
         message = mask_text(error.message, known)
         details = redact_value(error.details, known) if error.details is not None else None
@@ -165,39 +183,100 @@ class AttemptRunner:
                                   toolName=tool_name, timestamp=now_utc(arrived),
                                   callId=call_id, trail=_trail(plan) if plan else []),
         )
-        self.history.add(CallRecord(
-            call_id, tool_name, arrived, duration, False, error.code.value, message,
-            _safe_redact(params, secret_keys),
-            p.options if p else None,
-            _attempt_records(plan, known) if plan else [],
-        ))
+        if p is None or p.claim():
+            self.history.add(CallRecord(
+                call_id, tool_name, arrived, duration, False, error.code.value, message,
+                _safe_redact(params, secret_keys), p.options if p else None,
+                _attempt_records(plan, known) if plan else [],
+            ))
         return envelope
 
 
+_ABANDONED: set[asyncio.Task[Any]] = set()
+"""Attempts that ignored their cancellation: kept referenced until they end by themselves."""
+MAX_GRACE_S = 0.5
+EAGER_TASKS = sys.version_info >= (3, 12)
+LATE_S = 0.005
+
+
 async def _run_with_timeout(adapter: Adapter, tool: Tool, params: JSONObject,
-                            ctx: AttemptContext) -> object:
-    # asyncio.timeout() costs ~5 µs a call; a bare timer handle and task.cancel() cost ~1.
-    task = asyncio.current_task()
-    assert task is not None
-    fired: list[bool] = []
+                            ctx: AttemptContext, grace_s: float) -> object:
+    """Run one attempt as its own task: the envelope never waits for a tool past its time.
 
-    def expire() -> None:
-        fired.append(True)
-        task.cancel()
-
+    A tool that swallows its cancellation, or blocks the loop and returns late, still ends
+    the attempt as TIMEOUT; the first is left to finish alone (after `grace_s` for cleanup).
+    """
     loop = asyncio.get_running_loop()
-    timer = loop.call_at(loop.time() + ctx.timeout_s, expire)
+    when = loop.time() + ctx.timeout_s
+    # Its own task, so that a tool ignoring its cancellation cannot hold the envelope. (Running
+    # the first step by hand in the caller's task would be cheaper, but anyio's cancel scopes,
+    # httpx's among them, must be left in the task that entered them.)
+    inner = _start_task(loop, adapter.arun(tool, params, ctx))
+    if inner.done():  # Python 3.12+: an eager task that finished without suspending
+        _check_late(loop, when, ctx)
+        return inner.result()
+    # One future woken by whichever comes first, the tool or the timer: asyncio.wait() costs
+    # ~15 µs a call, this ~3.
+    waiter = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    inner.add_done_callback(wake)
+    timer = loop.call_at(when, wake)
     try:
-        return await adapter.arun(tool, params, ctx)
+        await waiter
     except asyncio.CancelledError:
-        if not fired or task.uncancel() > 0:
-            raise  # cancelled from outside: let it through
-        note = ("; the sync tool goes on running in its worker thread (threads cannot be "
-                "stopped: use isolation 'process' to kill it)" if ctx.straggler else "")
-        raise ToolTimeoutError(f"no result within {ctx.timeout_s * 1000:.0f} ms{note}",
-                               straggler=ctx.straggler) from None
+        inner.cancel()  # the call itself is cancelled (a user's Cancel, Ctrl-C): stop the tool
+        raise
     finally:
         timer.cancel()
+    if inner.done():
+        if loop.time() > when + LATE_S:
+            _retrieve(inner)
+        _check_late(loop, when, ctx)
+        return inner.result()
+    inner.cancel()
+    await asyncio.wait((inner,), timeout=grace_s)
+    if not inner.done():
+        _ABANDONED.add(inner)
+        inner.add_done_callback(_forget)
+        raise ToolTimeoutError(
+            f"no result within {ctx.timeout_s * 1000:.0f} ms, and the tool ignored its "
+            "cancellation: it goes on running, abandoned")
+    _retrieve(inner)
+    note = ("; the sync tool goes on running in its worker thread (threads cannot be "
+            "stopped: use isolation 'process' to kill it)" if ctx.straggler else "")
+    raise ToolTimeoutError(f"no result within {ctx.timeout_s * 1000:.0f} ms{note}",
+                           straggler=ctx.straggler)
+
+
+def _check_late(loop: asyncio.AbstractEventLoop, when: float, ctx: AttemptContext) -> None:
+    """A result after the timeout means the tool held the loop: no timer could fire."""
+    if loop.time() > when + LATE_S:
+        late = (loop.time() - when) * 1000
+        raise ToolTimeoutError(
+            f"the result came {late:.0f} ms after the {ctx.timeout_s * 1000:.0f} ms timeout: "
+            "the tool blocked the event loop (an async tool must not call blocking code)")
+
+
+def _start_task(loop: asyncio.AbstractEventLoop,
+                coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+    if EAGER_TASKS:  # no trip through the loop for a tool that does not suspend
+        return asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg]
+    return loop.create_task(coro)
+
+
+def _forget(task: asyncio.Task[Any]) -> None:
+    _ABANDONED.discard(task)
+    _retrieve(task)
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Read a finished task's exception so that asyncio does not log it as never retrieved."""
+    if task.done() and not task.cancelled():
+        task.exception()
 
 
 def _as_error(exc: BaseException) -> ToolCallError:

@@ -69,7 +69,12 @@ class LoopThread:
         if self.in_loop_thread():
             coro.close()
             raise RuntimeError("LoopThread.run called from its own loop: use await instead")
-        return self.submit(coro).result()
+        future = self.submit(coro)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()  # Ctrl-C (or any interruption) here must not leave it running there
+            raise
 
     async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await a coroutine that must run on the private loop, from any other loop."""

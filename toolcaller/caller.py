@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -37,10 +39,10 @@ from toolcaller.errors import (
     InvalidParamsError,
     ToolCallError,
     ToolNotFoundError,
+    ToolTimeoutError,
 )
 
 if TYPE_CHECKING:
-    import concurrent.futures
 
     import pandas as pd
 
@@ -48,6 +50,9 @@ if TYPE_CHECKING:
     from toolcaller.core.registry import SourceProblem
 
 __all__ = ["ToolCaller"]
+
+LOOP_GRACE_S = 0.002
+"""How long past its deadline `call` waits for the private loop before it answers TIMEOUT."""
 
 _REQUEST_KEYS = ("toolName", "params", "options", "action", "id")
 
@@ -88,6 +93,7 @@ class ToolCaller(AttemptRunner):
         self.adapters.update(adapters or {})
         self._clock, self._wall, self._sleep, self._asleep, self._rng = (
             clock, wall_clock, sleep, asleep, rng)
+        self._adapters_lock = threading.Lock()
         self._ids = itertools.count(1)
         self._id_prefix = os.urandom(4).hex()
         self._closed = False
@@ -124,7 +130,10 @@ class ToolCaller(AttemptRunner):
         """Return the adapter of a tool kind, creating the built-in ones on first use."""
         adapter = self.adapters.get(kind)
         if adapter is None:
-            adapter = self.adapters[kind] = _builtin_adapter(kind, self)
+            with self._adapters_lock:  # two first calls at once must not build two adapters
+                adapter = self.adapters.get(kind)
+                if adapter is None:
+                    adapter = self.adapters[kind] = _builtin_adapter(kind, self)
         return adapter
 
     # -- discovery ----------------------------------------------------------------------
@@ -157,10 +166,30 @@ class ToolCaller(AttemptRunner):
         except ToolCallError as error:
             return self._failed(call_id, name, params, None, error, arrived, start, None, ())
         if not prepared.adapter.supports_sync(prepared.tool):
-            return self.loop_thread.run(
-                self._attempts_async(prepared, call_id, arrived, start)
-            )
+            return self._call_on_loop(prepared, call_id, arrived, start)
         return self._attempts_sync(prepared, call_id, arrived, start)
+
+    def _call_on_loop(self, p: Prepared, call_id: str, arrived: float,
+                      start: float) -> Envelope:
+        """Run the attempts on the private loop; answer by the deadline even if it is blocked."""
+        future = self.loop_thread.submit(self._attempts_async(p, call_id, arrived, start))
+        remaining = start + p.options.deadline / 1000.0 - self._clock()
+        try:
+            return future.result(timeout=max(remaining, 0.0) + LOOP_GRACE_S)
+        except concurrent.futures.TimeoutError:
+            # An async tool blocks the private loop (time.sleep in async code): no timer there
+            # can fire. Answer now; the abandoned run records nothing when it ends.
+            if not p.claim():
+                return future.result()  # the attempts finished just now: their answer stands
+            future.cancel()
+            error = ToolTimeoutError(
+                f"no answer within the {p.options.deadline:g} ms deadline: a tool is blocking "
+                "the caller's event loop (an async tool must not call blocking code)")
+            return self._failed(call_id, p.tool.name, p.params, None, error, arrived, start,
+                                None, (), secret_keys=p.secret_keys)
+        except BaseException:
+            future.cancel()  # Ctrl-C: stop the attempts on the private loop too
+            raise
 
     async def acall(self, name: str, params: JSONObject | None = None, /,
                     options: JSONObject | None = None, **option_kwargs: Any) -> Envelope:

@@ -67,12 +67,19 @@ def run(caller: ToolCaller, name: str, params: dict[str, Any] | None = None,
 
 def arun(caller: ToolCaller, name: str, params: dict[str, Any] | None = None,
          **options: Any) -> tuple[dict[str, Any], float]:
-    """Call through `acall()` on a fresh event loop."""
-    async def main() -> Any:
-        return await caller.acall(name, params or {}, **options)
+    """Call through `acall()` on a fresh event loop; the wall time is the await's alone.
 
-    envelope, wall = timed(lambda: asyncio.run(main()))
+    (`asyncio.run` then waits at shutdown for any task still running, an abandoned attempt
+    that swallows its cancellation included: that wait is the loop's, not the call's.)
+    """
+    async def main() -> tuple[Any, float]:
+        started = time.perf_counter()
+        envelope = await caller.acall(name, params or {}, **options)
+        return envelope, (time.perf_counter() - started) * 1000
+
+    envelope, wall = asyncio.run(main())
     return check_envelope(envelope.to_dict()), wall
+
 
 
 # Fault, expected code, a word the message must hold.

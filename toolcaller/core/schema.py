@@ -47,6 +47,12 @@ class ParamsValidator:
                     break
         except RecursionError:
             return [{"pointer": "", "message": "the params are nested too deeply to check"}]
+        except ExecutionError:
+            raise
+        except Exception as exc:
+            raise ExecutionError(
+                f"the tool's paramsSchema cannot be used: {type(exc).__name__}: {exc}",
+                permanent=True) from exc
         found.sort(key=lambda v: v["pointer"])
         return found
 
@@ -74,7 +80,49 @@ def check_schema(schema: Any) -> str | None:
     except SchemaError as exc:
         where = _pointer(exc.absolute_path)
         return f"{exc.message} (at {where or '/'})"
+    return unresolved_ref(schema)
+
+
+def unresolved_ref(schema: Any) -> str | None:
+    """Return why a `$ref` in the schema cannot be followed (remote, or pointing nowhere)."""
+    for ref, where in _refs(schema, ""):
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return f"$ref {ref!r} at {where or '/'}: only local references (#/...) are followed"
+        if _follow(schema, ref[1:]) is _MISSING:
+            return f"$ref {ref!r} at {where or '/'} points to nothing in the schema"
     return None
+
+
+_MISSING = object()
+
+
+def _refs(node: Any, where: str, depth: int = 0) -> list[tuple[Any, str]]:
+    if depth > 64:
+        return []
+    found: list[tuple[Any, str]] = []
+    if isinstance(node, dict):
+        if "$ref" in node:
+            found.append((node["$ref"], where))
+        for key, value in node.items():
+            if key not in ("enum", "const", "default", "examples"):
+                found += _refs(value, f"{where}/{key}", depth + 1)
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _refs(value, f"{where}/{index}", depth + 1)
+    return found
+
+
+def _follow(schema: Any, pointer: str) -> Any:
+    node = schema
+    for part in pointer.split("/")[1:] if pointer else []:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
 
 
 def _pointer(path: Any) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolcaller.core.checker import compile_checker
-from toolcaller.core.schema import check_schema
+from toolcaller.core.schema import check_schema, unresolved_ref
 from toolcaller.core.tool import KINDS, Tool
 from toolcaller.errors import RegistryError
 
@@ -42,12 +42,17 @@ def load_registry(path: str | Path, caller: ToolCaller) -> None:
         raise RegistryError(f"{source}: the registry is not UTF-8 text",
                             source=str(source)) from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise RegistryError(
             f"{source}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
             source=str(source),
         ) from None
+    except ValueError as exc:
+        raise RegistryError(f"{source}: not valid JSON: {exc}", source=str(source)) from None
+    except RecursionError:
+        raise RegistryError(f"{source}: the JSON is nested too deeply", source=str(source),
+                            ) from None
     tools = tools_from_data(data, str(source), source.resolve().parent)
     lazy = [t.cache["entry"] for t in tools if t.kind == "mcp" and "paramsSchema" not in
             t.cache["entry"]]
@@ -60,6 +65,17 @@ def load_registry(path: str | Path, caller: ToolCaller) -> None:
         from toolcaller.sources.mcp import attach_mcp_servers
 
         attach_mcp_servers(caller, servers, source.resolve().parent, entries=lazy)
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is too large for a number")
+    return value
 
 
 def tools_from_data(data: Any, source: str = "<registry>", base_dir: Path | None = None,
@@ -110,7 +126,8 @@ def _check_options(options: Any, source: str, index: int) -> None:
 def _checked_schema(schema_json: str) -> str | None:
     schema = json.loads(schema_json)
     if _lite_check()(schema) and _patterns_compile(schema):
-        return None  # jsonschema (slow to import) only runs to explain a schema that fails
+        # jsonschema (slow to import) only runs to explain a schema that fails
+        return unresolved_ref(schema)
     return check_schema(schema)
 
 
