@@ -1,18 +1,21 @@
 """What one attempt of an HTTP tool sends: the `http` entry's spec, and the request built from it.
 
 See `toolcaller.adapters.http` for the rules (templates, query, headers or body, `${VAR}`,
-secrets).
+secrets). The secrets a request carries are also kept out of httpx's own log (`_LogMask`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
+import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +25,24 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from toolcaller._types import JSONObject
 from toolcaller.adapters._env import expand_vars
 from toolcaller.adapters.base import AttemptContext
-from toolcaller.core.redact import is_secret_name
+from toolcaller.core.redact import (
+    collect_secrets,
+    is_secret_name,
+    mask_text,
+    secret_names_in_schema,
+)
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, InvalidParamsError
 
-__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "QUERY_METHODS", "Call", "HttpSpec", "prepare"]
+__all__ = [
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "LOG_SECRETS_KEPT",
+    "QUERY_METHODS",
+    "Call",
+    "HttpSpec",
+    "mask_http_logs",
+    "prepare",
+]
 
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 QUERY_METHODS = frozenset({"GET", "DELETE", "HEAD", "OPTIONS"})
@@ -34,6 +50,7 @@ _TEMPLATE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 token
 _BAD_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")  # httpx sends header values as ASCII
 _CACHE_KEY = "http.spec"
+_SECRET_KEYS_KEY = "http.secret_keys"
 
 
 class HttpSpec(BaseModel):
@@ -174,6 +191,7 @@ def prepare(tool: Tool, params: JSONObject, ctx: AttemptContext) -> Call:
     if content is not None and not any(k.lower() == "content-type" for k in headers):
         headers["Content-Type"] = "application/json"
     timeout_s = ctx.timeout_s if spec.timeout is None else min(ctx.timeout_s, spec.timeout / 1000)
+    _LOG_MASK.remember(_as_logged(ctx.secrets | collect_secrets(params, _secret_keys(tool))))
     return Call(
         tool.name, spec.method, url, query, headers, content, timeout_s,
         start + timeout_s, spec.max_response_bytes, spec.follow_redirects, ctx.secrets,
@@ -312,3 +330,89 @@ def _headers(spec: HttpSpec, ctx: AttemptContext, tool_name: str) -> dict[str, s
             _add_header_secret(value, ctx)
         headers[name] = value
     return headers
+
+
+# -- httpx's own log ---------------------------------------------------------------------
+
+LOG_SECRETS_KEPT = 4096
+_HTTP_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "httpcore.socks",
+)
+_PATH_SAFE = "/!$&'()*+,;=:@%"  # what httpx leaves as it is in a URL's path
+
+
+class _LogMask(logging.Filter):
+    """Masks, in httpx's and httpcore's log records, the secrets that requests carried.
+
+    httpx logs each request's URL, query included, at INFO; httpcore logs hosts and response
+    headers at DEBUG. The mask remembers the last `LOG_SECRETS_KEPT` values, process-wide
+    (a record names no call), and rewrites a record's message rather than dropping it.
+    """
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self._size = size
+        self._lock = threading.Lock()
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._known: tuple[str, ...] = ()
+
+    def remember(self, secrets: Iterable[str]) -> None:
+        """Mask these values from now on; forget the least recently used beyond the size."""
+        with self._lock:
+            added = False
+            for secret in secrets:
+                if secret in self._recent:
+                    self._recent.move_to_end(secret)
+                else:
+                    self._recent[secret] = None
+                    added = True
+            if added:
+                while len(self._recent) > self._size:
+                    self._recent.popitem(last=False)
+                self._known = tuple(self._recent)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Mask known secrets and token-shaped strings in the record's message; keep it."""
+        try:
+            text = record.getMessage()
+        except (TypeError, ValueError):
+            return True  # a malformed record: logging reports it as it would without us
+        masked = mask_text(text, [s for s in self._known if s in text])
+        if masked != text:
+            record.msg, record.args = masked, None
+        return True
+
+
+_LOG_MASK = _LogMask(LOG_SECRETS_KEPT)
+
+
+def mask_http_logs() -> None:
+    """Add the mask to httpx's and httpcore's loggers (idempotent).
+
+    A logger's filters see only the records made on that very logger, not its children's,
+    so each logger that httpx or httpcore writes to gets it.
+    """
+    for name in _HTTP_LOGGERS:
+        logging.getLogger(name).addFilter(_LOG_MASK)  # a filter already there is not added
+
+
+def _secret_keys(tool: Tool) -> frozenset[str]:
+    keys = tool.cache.get(_SECRET_KEYS_KEY)
+    if not isinstance(keys, frozenset):
+        keys = tool.cache[_SECRET_KEYS_KEY] = secret_names_in_schema(tool.params_schema)
+    return keys
+
+
+def _as_logged(secrets: Iterable[str]) -> set[str]:
+    """Each secret as it is, and percent-encoded as a URL's path or query shows it."""
+    forms: set[str] = set()
+    for secret in secrets:
+        path, query = urllib.parse.quote(secret, _PATH_SAFE), urllib.parse.quote_plus(secret)
+        forms.update((secret, path, query, urllib.parse.quote(secret, "")))
+    return forms

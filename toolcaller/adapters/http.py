@@ -29,7 +29,9 @@ The tool's `target` is the registry entry's `http` object (`HttpSpec`)::
 - **`${VAR}`** may appear in `url`, `headers` and `query` values (`toolcaller.adapters._env`).
   Values read that way, and values of headers whose names look secret (`Authorization`,
   `Cookie`, `X-Api-Key`, …, plus the credentials after an auth scheme), fixed or from a
-  header param, join `AttemptContext.secrets` and are masked in every message and detail.
+  header param, join `AttemptContext.secrets` and are masked in every message and detail,
+  and (with the values of secret params, as a URL shows them) in httpx's and httpcore's own
+  log records (`mask_http_logs`).
 - **Time**: `ctx.timeout_s` (capped by `timeout`, in ms) bounds connecting, sending, waiting and
   the body: each network wait gets what is left of it. Redirects are followed (at most 20) unless
   `"followRedirects": false`. Cookies a server sets are never kept between calls.
@@ -74,7 +76,13 @@ from typing import Any
 import httpx
 
 from toolcaller._types import JSONObject
-from toolcaller.adapters._http_request import DEFAULT_MAX_RESPONSE_BYTES, Call, HttpSpec, prepare
+from toolcaller.adapters._http_request import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    Call,
+    HttpSpec,
+    mask_http_logs,
+    prepare,
+)
 from toolcaller.adapters.base import AttemptContext, TextOutput
 from toolcaller.core.redact import mask_text
 from toolcaller.core.tool import Tool
@@ -131,6 +139,7 @@ class HttpAdapter:
         self._client: httpx.Client | None = None
         self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient]
         self._aclients = weakref.WeakKeyDictionary()
+        mask_http_logs()
 
     def supports_sync(self, tool: Tool) -> bool:
         """Say that `run` serves every HTTP tool without an event loop."""
@@ -295,7 +304,7 @@ def _translate_errors(call: Call) -> Iterator[None]:
         # a ReadTimeout is a TransportError too: the most specific entry wins
         target = next(_ERROR_MAP[t] for t in type(exc).__mro__ if t in _ERROR_MAP)
         if isinstance(exc, httpx.TimeoutException):
-            what = f"did not answer within {call.timeout_s:g} s ({type(exc).__name__})"
+            what = f"did not answer within {call.timeout_s * 1000:.0f} ms ({type(exc).__name__})"
         else:
             what = f"failed: {type(exc).__name__}: {exc}"
         message = f"HTTP tool {call.tool_name!r}: {call.method} {call.shown_url} {what}"
@@ -325,7 +334,7 @@ class _Body:
             raise ToolTimeoutError(
                 mask_text(
                     f"HTTP tool {call.tool_name!r}: {call.method} {call.shown_url} did not "
-                    f"finish its body within {call.timeout_s:g} s",
+                    f"finish its body within {call.timeout_s * 1000:.0f} ms",
                     call.secrets,
                 )
             )

@@ -20,6 +20,7 @@ upstream is flaky).
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -225,8 +226,8 @@ def _catchable() -> tuple[type[BaseException], ...]:
 def _translate_errors(tool_name: str, server: str, mcp_tool: str) -> Iterator[None]:
     try:
         yield
-    except ToolCallError:
-        raise
+    except (ToolCallError, asyncio.CancelledError):
+        raise  # a cancellation must not evaluate _catchable(): it may wait for the SDK import
     except _catchable() as exc:
         inner = _unwrap(exc)
         if hasattr(inner, "error") and isinstance(getattr(inner, "code", None), int):

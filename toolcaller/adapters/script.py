@@ -334,7 +334,7 @@ def _finish(
     name = tool.name
     if ending == "timeout":
         raise ToolTimeoutError(
-            f"script tool {name!r} did not finish within {ctx.timeout_s:g} s; "
+            f"script tool {name!r} did not finish within {ctx.timeout_s * 1000:.0f} ms; "
             "its process group was killed",
             details={"stderr": tail},
         )

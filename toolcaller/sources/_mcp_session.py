@@ -4,20 +4,24 @@ anyio task groups (inside the SDK's `Client`) must be entered and left by the sa
 each session is opened and closed by an owner task that waits for a stop signal; requests run
 as other tasks on the same loop. A lost connection retires the session and the next request
 starts a new one; a failed start is remembered for a few seconds so discovery does not hammer it.
+The SDK (about 0.5 s to import) is imported in a thread of its own, never on the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import re
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
+from types import SimpleNamespace
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from toolcaller._types import JSONObject
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult
     from mcp.types import Tool as McpTool
 
-__all__ = ["ServerSession"]
+__all__ = ["ServerSession", "preload_sdk"]
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -255,8 +259,8 @@ async def _connect(
 ) -> Client:
     """Open a transport and a `Client` session on `stack` (entered by the calling task)."""
     try:
-        from mcp import Client
-        from mcp.types import Implementation, ToolListChangedNotification
+        # Awaited, not imported here: an import would hold the loop (and every deadline on it).
+        sdk = await asyncio.wrap_future(preload_sdk())
     except ImportError as exc:
         raise ExecutionError(
             f"MCP server {spec.name!r} needs the 'mcp' extra: pip install 'toolcaller[mcp]' "
@@ -266,38 +270,93 @@ async def _connect(
 
     transport: Any
     if spec.transport == "stdio":
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        params = StdioServerParameters(
+        params = sdk.StdioServerParameters(
             command=spec.command, args=list(spec.args), env=spec.env, cwd=spec.cwd
         )
-        transport = stdio_client(params, errlog=errlog or sys.stderr)  # type: ignore[arg-type]
+        transport = sdk.stdio_client(params, errlog=errlog or sys.stderr)
     elif spec.transport == "sse":
-        from mcp.client.sse import sse_client
-
-        transport = sse_client(spec.url, headers=spec.headers)
+        transport = sdk.sse_client(spec.url, headers=spec.headers)
     else:
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
         http = await stack.enter_async_context(
-            httpx2.AsyncClient(headers=spec.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+            sdk.httpx2.AsyncClient(
+                headers=spec.headers, timeout=sdk.httpx2.Timeout(30.0, read=300.0)
+            )
         )
-        transport = streamable_http_client(spec.url, http_client=http)
+        transport = sdk.streamable_http_client(spec.url, http_client=http)
 
     async def on_message(message: Any) -> None:
-        if isinstance(message, ToolListChangedNotification):
+        if isinstance(message, sdk.ToolListChangedNotification):
             on_tools_changed()
         elif isinstance(message, Exception):
             logger.debug("MCP server %r: transport reported %r", spec.name, message)
 
-    client = Client(
+    client: Client = sdk.Client(
         transport,
-        client_info=Implementation(name="toolcaller", version=_version()),
+        client_info=sdk.Implementation(name="toolcaller", version=sdk.version),
         message_handler=on_message,
         cache=None,
     )
     return await stack.enter_async_context(client)
+
+
+_sdk_lock = threading.Lock()
+_sdk: concurrent.futures.Future[SimpleNamespace] | None = None
+
+
+def preload_sdk() -> concurrent.futures.Future[SimpleNamespace]:
+    """Start importing the MCP SDK in a background thread, once per process; return its future.
+
+    The future's result holds the SDK names `_connect` uses; it raises `ImportError` without
+    the `mcp` extra (a later call tries again).
+    """
+    global _sdk
+    with _sdk_lock:
+        failed = _sdk is not None and _sdk.done() and _sdk.exception() is not None
+        if _sdk is None or failed:
+            future: concurrent.futures.Future[SimpleNamespace] = concurrent.futures.Future()
+            future.set_running_or_notify_cancel()  # so a cancelled waiter cannot cancel it
+            threading.Thread(
+                target=_import_sdk, args=(future,), name="toolcaller-mcp-import", daemon=True
+            ).start()
+            _sdk = future
+        return _sdk
+
+
+def _forget_unfinished_import() -> None:
+    """In a forked child: the importing thread was not copied, so its future would never end."""
+    global _sdk, _sdk_lock
+    _sdk_lock = threading.Lock()
+    if _sdk is not None and not _sdk.done():
+        _sdk = None
+
+
+os.register_at_fork(after_in_child=_forget_unfinished_import)
+
+
+def _import_sdk(future: concurrent.futures.Future[SimpleNamespace]) -> None:
+    try:
+        import httpx2
+        from mcp import Client
+        from mcp.client.sse import sse_client
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.types import Implementation, ToolListChangedNotification
+
+        sdk = SimpleNamespace(
+            Client=Client,
+            Implementation=Implementation,
+            ToolListChangedNotification=ToolListChangedNotification,
+            StdioServerParameters=StdioServerParameters,
+            stdio_client=stdio_client,
+            sse_client=sse_client,
+            streamable_http_client=streamable_http_client,
+            httpx2=httpx2,
+            version=_version(),
+        )
+    except BaseException as exc:  # noqa: BLE001 - handed to every session waiting for the SDK
+        future.set_exception(exc)
+    else:
+        future.set_result(sdk)
 
 
 def _new_errlog() -> IO[str]:

@@ -20,7 +20,7 @@ from toolcaller.core.registry import Source
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, RegistryError
 from toolcaller.sources._mcp_config import ServerSpec, parse_server_config
-from toolcaller.sources._mcp_session import ServerSession
+from toolcaller.sources._mcp_session import ServerSession, preload_sdk
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -88,6 +88,8 @@ class McpHub:
             for name, cfg in servers.items()
         }
         self._tools: dict[str, tuple[list[McpTool], list[Tool]]] = {}
+        if any(not srv.config.get("disabled") for srv in self._servers.values()):
+            preload_sdk()  # in a thread: the first call then finds the SDK (about 0.5 s) ready
 
     @property
     def server_names(self) -> list[str]:
