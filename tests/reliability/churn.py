@@ -135,6 +135,9 @@ def churn(name: str, kind: Kind, caller: ToolCaller, calls: int, *, warmup: int 
     options = {"timeout": timeout_ms, "retries": 0}
     for _ in range(warmup):  # pools, loops, clients and sessions exist before the baseline
         caller.call("t", kind.params, **options)
+    # A killed child is reaped, and its warm spare started, in the background: let both finish
+    # so that the baseline is a settled state, like the one measured after the run.
+    time.sleep(0.2)
     gc.collect()
     meter = _Meter(caller)
     codes: Counter[str] = Counter()

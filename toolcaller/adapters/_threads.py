@@ -3,7 +3,8 @@
 `concurrent.futures` costs ~60 µs per round trip here; a `SimpleQueue` plus a bare lock costs
 ~30. Threads are bounded (`max_workers`): a sync attempt that timed out keeps its thread until
 it returns (Python cannot kill a thread), so a pool full of such stragglers makes new attempts
-wait, and they time out honestly instead of piling up threads without end.
+wait, and they time out honestly instead of piling up threads without end. A job whose
+attempt timed out before a worker took it is cancelled: it never runs.
 """
 
 from __future__ import annotations
@@ -22,10 +23,13 @@ IDLE_EXIT_S = 60.0
 
 
 class Job:
-    """One function run in a worker thread; `wait()` for it, read `result` or `error`."""
+    """One function run in a worker thread; `wait()` for it, read `result` or `error`.
 
-    __slots__ = ("_done", "callback", "context", "error", "fn", "kwargs", "reserved", "result",
-                 "running")
+    `running` is true until the job has finished or was cancelled before it started.
+    """
+
+    __slots__ = ("_claim", "_done", "callback", "cancelled", "context", "error", "fn", "kwargs",
+                 "reserved", "result", "running")
 
     def __init__(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
         self.fn = fn
@@ -36,8 +40,21 @@ class Job:
         self.reserved = False
         self.callback: Callable[[Job], None] | None = None
         self.context = contextvars.copy_context()
+        self.cancelled = False
         self._done = _thread.allocate_lock()
         self._done.acquire()
+        # Whoever takes this lock first decides: the worker (the job runs) or cancel() (it
+        # never does); one atomic acquire, no check-then-act race.
+        self._claim = _thread.allocate_lock()
+
+    def cancel(self) -> bool:
+        """Make sure the job never runs; False if it has already started (or finished)."""
+        if not self._claim.acquire(False):
+            return False
+        self.cancelled = True
+        self.running = False
+        self._done.release()
+        return True
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Wait until the job finished; return whether it did within `timeout_s`."""
@@ -49,6 +66,8 @@ class Job:
         return False
 
     def _run(self) -> None:
+        if not self._claim.acquire(False):
+            return  # cancelled while queued: its caller was told it timed out
         try:
             self.result = self.context.run(self.fn, **self.kwargs)
         except BaseException as exc:  # noqa: BLE001 - a tool's SystemExit must not kill the worker

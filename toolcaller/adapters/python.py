@@ -1,22 +1,27 @@
 """Python tools: sync functions in worker threads (or a killable child process), async on the loop.
 
 A target is a callable, `"package.module:function"`, or `"path/to/file.py:function"` (relative
-to the registry file's folder). Imports happen on first call, never at discovery.
+to the registry file's folder). Imports happen on first call, never at discovery; a registry's
+own modules load in a package made for its folder, never on `sys.path`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolcaller._types import JSONObject
 from toolcaller.adapters._threads import Job, WorkerPool
@@ -28,6 +33,9 @@ from toolcaller.errors import (
     ToolCallError,
     ToolTimeoutError,
 )
+
+if TYPE_CHECKING:
+    from toolcaller.adapters._process import ProcessPool
 
 __all__ = ["PythonAdapter", "load_callable", "translate_exception"]
 
@@ -48,7 +56,8 @@ class PythonAdapter:
 
     def __init__(self, pool: WorkerPool | None = None) -> None:
         self.pool = pool or WorkerPool()
-        self._processes: Any = None
+        self._processes: ProcessPool | None = None
+        self._processes_lock = threading.Lock()
 
     def supports_sync(self, tool: Tool) -> bool:
         """Say whether the sync path can run this tool (sync functions, or process isolation)."""
@@ -62,16 +71,26 @@ class PythonAdapter:
         return not target.is_async
 
     def run(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
-        """Run one attempt and wait for it at most `ctx.timeout_s`."""
+        """Run one attempt and wait for it at most `ctx.timeout_s` from the attempt's start."""
+        # The budget counts from here, not from submit(): on a busy machine the import,
+        # coercion and hand-off can eat much of it, and a result after it is a late success.
+        began = time.monotonic()
         target = self._target(tool)
         kwargs = _coerce(target, params)
         if tool.isolation == "process":
-            return self._process_pool().run(tool, target.fn, kwargs, ctx)
+            return self._process_pool().run(tool, target.fn, kwargs, ctx, began)
         job = self.pool.submit(target.fn, kwargs)
-        if not job.wait(ctx.timeout_s):
-            ctx.straggler = job
-            raise ToolTimeoutError(_thread_timeout_message(ctx, self.pool), straggler=job)
-        return _outcome(job, params)
+        try:
+            finished = job.wait(ctx.timeout_s - (time.monotonic() - began))
+        except BaseException:  # Ctrl-C: a job still queued must not run after the call ended
+            job.cancel()
+            raise
+        if finished:
+            return _outcome(job, params)
+        if job.cancel():
+            raise ToolTimeoutError(_queued_timeout_message(ctx, self.pool))
+        ctx.straggler = job
+        raise ToolTimeoutError(_thread_timeout_message(ctx, self.pool, job), straggler=job)
 
     async def arun(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
         """Run one attempt on the running loop (the engine cancels it on timeout)."""
@@ -99,7 +118,8 @@ class PythonAdapter:
         try:
             await future
         except asyncio.CancelledError:
-            if job.running:
+            # Only a job that started is a straggler; one still queued is dropped unrun.
+            if not job.cancel() and job.running:
                 ctx.straggler = job
             raise
         return _outcome(job, params)
@@ -118,12 +138,16 @@ class PythonAdapter:
             tool.cache["python_target"] = target
         return target
 
-    def _process_pool(self) -> Any:
-        if self._processes is None:
-            from toolcaller.adapters._process import ProcessPool
+    def _process_pool(self) -> ProcessPool:
+        pool = self._processes
+        if pool is None:
+            with self._processes_lock:  # two first calls at once must not make two pools
+                pool = self._processes
+                if pool is None:
+                    from toolcaller.adapters._process import ProcessPool
 
-            self._processes = ProcessPool()
-        return self._processes
+                    pool = self._processes = ProcessPool()
+        return pool
 
     async def aclose(self) -> None:
         """Stop worker processes."""
@@ -131,9 +155,10 @@ class PythonAdapter:
 
     def close(self) -> None:
         """Stop worker processes and let idle threads go."""
-        if self._processes is not None:
-            self._processes.close()
-            self._processes = None
+        with self._processes_lock:
+            pool, self._processes = self._processes, None
+        if pool is not None:
+            pool.close()
         self.pool.shutdown()
 
 
@@ -154,7 +179,9 @@ def _outcome(job: Job, params: JSONObject) -> object:
     return job.result
 
 
-def _thread_timeout_message(ctx: AttemptContext, pool: WorkerPool) -> str:
+def _thread_timeout_message(ctx: AttemptContext, pool: WorkerPool, job: Job) -> str:
+    if not job.running:  # it ended between the wait and now: too late, but not running on
+        return f"no result within {ctx.timeout_s * 1000:.0f} ms; the tool finished too late"
     message = (
         f"no result within {ctx.timeout_s * 1000:.0f} ms; the sync tool goes on running in its "
         "worker thread (threads cannot be stopped: use isolation 'process' to kill it)"
@@ -162,6 +189,12 @@ def _thread_timeout_message(ctx: AttemptContext, pool: WorkerPool) -> str:
     if pool.busy >= pool.max_workers:
         message += f"; all {pool.max_workers} worker threads are busy"
     return message
+
+
+def _queued_timeout_message(ctx: AttemptContext, pool: WorkerPool) -> str:
+    why = (f"all {pool.max_workers} worker threads were busy" if pool.busy >= pool.max_workers
+           else "it was still waiting for a worker thread")
+    return f"no result within {ctx.timeout_s * 1000:.0f} ms; the tool never started ({why})"
 
 
 def translate_exception(exc: BaseException, params: JSONObject | None = None) -> ToolCallError:
@@ -222,7 +255,8 @@ def load_callable(spec: str, base_dir: Path | None = None) -> Callable[..., Any]
         raise
     except Exception as exc:
         raise ExecutionError(
-            f"cannot load python target {spec!r}: {type(exc).__name__}: {exc}", permanent=True
+            f"cannot load python target {spec!r}: {type(exc).__name__}: {exc}"
+            f"{_sibling_hint(exc, base_dir)}", permanent=True
         ) from exc
     if not callable(obj):
         raise ExecutionError(f"python target {spec!r} is not callable", permanent=True)
@@ -234,22 +268,73 @@ def _import(module_part: str, base_dir: Path | None) -> Any:
         path = Path(module_part)
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
-        name = f"toolcaller_user_{abs(hash(str(path.resolve())))}"
-        if name in sys.modules:
-            return sys.modules[name]
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ExecutionError(f"cannot load {str(path)!r}", permanent=True)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(name, None)
-            raise
-        return module
-    if base_dir is not None and str(base_dir) not in sys.path:
-        # A registry's own modules sit beside it; the folder joins the path at the end so
-        # that it never shadows an installed package.
-        sys.path.append(str(base_dir))
-    return importlib.import_module(module_part)
+        return _load_file(path)
+    if base_dir is None or _is_installed(module_part) or not _is_beside(module_part, base_dir):
+        return importlib.import_module(module_part)
+    # A registry's own module loads inside a package made for its folder, never under its
+    # bare name: two registries' `tools.py` stay two modules, nothing joins `sys.path`, and
+    # the module reaches its siblings with `from . import helpers`.
+    return importlib.import_module(f"{_folder_package(base_dir)}.{module_part}")
+
+
+def _load_file(path: Path) -> Any:
+    resolved = path.resolve()
+    # In its folder's package, like a "module:function" target: the same file is one module
+    # whichever way it is named, and `from . import helpers` works in it.
+    name = (f"{_folder_package(resolved.parent)}.{resolved.stem}" if resolved.stem.isidentifier()
+            else f"toolcaller_user_{_digest(resolved)}")
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ExecutionError(f"cannot load {str(path)!r}", permanent=True)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _sibling_hint(exc: Exception, base_dir: Path | None) -> str:
+    missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+    if not missing or base_dir is None or not _is_beside(missing, base_dir):
+        return ""
+    return (f" ({missing!r} sits beside the registry but is not on sys.path: import it "
+            f"relatively, `from . import {missing.partition('.')[0]}`)")
+
+
+def _is_installed(module_part: str) -> bool:
+    """Say whether the module's top package is importable already (it wins over a registry's)."""
+    try:
+        return importlib.util.find_spec(module_part.partition(".")[0]) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _is_beside(module_part: str, folder: Path) -> bool:
+    top = module_part.partition(".")[0]
+    return importlib.machinery.PathFinder.find_spec(top, [str(folder)]) is not None
+
+
+_FOLDERS_LOCK = threading.Lock()
+
+
+def _folder_package(folder: Path) -> str:
+    """Name a package, made on first use, whose modules are the files of `folder`."""
+    resolved = folder.resolve()
+    name = f"toolcaller_registry_{_digest(resolved)}"
+    with _FOLDERS_LOCK:
+        if name not in sys.modules:
+            spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+            spec.submodule_search_locations = [str(resolved)]
+            sys.modules[name] = importlib.util.module_from_spec(spec)
+    return name
+
+
+def _digest(path: Path) -> str:
+    # Not hash(): that differs between processes, and a child process must give a module the
+    # same name as its parent did, or the parent cannot unpickle the module's objects.
+    return hashlib.blake2b(str(path).encode(), digest_size=8).hexdigest()
