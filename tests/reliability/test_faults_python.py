@@ -128,6 +128,8 @@ class TestFaultsGiveTheirCode:
     def test_a_hang_times_out_within_the_deadline(self, caller: ToolCaller, mode: str) -> None:
         """A tool that never returns gives TIMEOUT by the deadline, retries or not."""
         name, use_acall = tool_for(mode, "hang")
+        if mode == "process":
+            check_add_works(caller, "process.add")  # a cold start of the machinery is not the point
         envelope, wall = (arun if use_acall else run)(
             caller, name, timeout=100, deadline=300, retries=2, retryDelay=0)
         assert envelope["error"]["code"] == "TIMEOUT"
@@ -338,6 +340,8 @@ class TestCtrlC:
             "process": ("process.pid_and_hang", {"path": str(tmp_path / "pid")}),
             "async": ("async.count_hang", {}),
         }[mode]
+        if mode == "process":
+            check_add_works(caller, "process.add")  # warm: the pid file must be written by 0.2 s
         timer = sigint_in(0.2)
         began = time.monotonic()
         try:
