@@ -126,16 +126,9 @@ def _caller(args: argparse.Namespace) -> ToolCaller:
     except UsageError as exc:
         raise _UsageError(str(exc)) from None
     if args.plugins:
-        from toolcaller.sources.plugins import plugin_tools
+        from toolcaller.sources.plugins import add_plugin_tools
 
-        tools, problems = plugin_tools()
-        for problem in problems:
-            print(f"toolcaller: warning: {problem}", file=sys.stderr)
-        for made in tools:
-            try:
-                caller.add(made)
-            except UsageError as exc:
-                print(f"toolcaller: warning: {exc}", file=sys.stderr)
+        add_plugin_tools(caller)
     return caller
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,19 +23,11 @@ def caller_from_env() -> ToolCaller:
     whose tool's name is taken, is reported on stderr (the server's log) and skipped.
     """
     from toolcaller.caller import ToolCaller
-    from toolcaller.errors import UsageError
 
     registry = os.environ.get(REGISTRY_ENV, "")
     caller = ToolCaller.from_file(registry) if registry else ToolCaller()
     if os.environ.get(PLUGINS_ENV) == "1":
-        from toolcaller.sources.plugins import plugin_tools
+        from toolcaller.sources.plugins import add_plugin_tools
 
-        tools, problems = plugin_tools()
-        for problem in problems:
-            print(f"toolcaller: warning: {problem}", file=sys.stderr)
-        for made in tools:
-            try:
-                caller.add(made)
-            except UsageError as exc:
-                print(f"toolcaller: warning: {exc}", file=sys.stderr)
+        add_plugin_tools(caller)
     return caller
