@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolcaller._types import JSONObject
 from toolcaller.adapters._env import expand_vars
-from toolcaller.adapters.base import AttemptContext
+from toolcaller.adapters.base import AttemptContext, parse_entry
 from toolcaller.core.redact import (
     collect_secrets,
     is_secret_name,
@@ -32,7 +32,7 @@ from toolcaller.core.redact import (
     secret_names_in_schema,
 )
 from toolcaller.core.tool import Tool
-from toolcaller.errors import ExecutionError, InvalidParamsError
+from toolcaller.errors import InvalidParamsError
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
@@ -202,14 +202,7 @@ def _spec(tool: Tool) -> HttpSpec:
     spec = tool.cache.get(_CACHE_KEY)
     if isinstance(spec, HttpSpec):
         return spec
-    try:
-        spec = HttpSpec.model_validate(tool.target)
-    except ValidationError as exc:
-        raise ExecutionError(
-            f"tool {tool.name!r} has an invalid `http` entry: {exc.error_count()} problem(s)",
-            details=[{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()],
-            permanent=True,
-        ) from exc
+    spec = parse_entry(HttpSpec, tool, "http")
     tool.cache[_CACHE_KEY] = spec
     return spec
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from toolcaller._types import JSONObject
 from toolcaller.core.tool import Tool
 
-__all__ = ["Adapter", "AttemptContext", "TextOutput"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
+
+__all__ = ["Adapter", "AttemptContext", "TextOutput", "parse_entry"]
 
 
 @dataclass(slots=True)
@@ -74,3 +79,19 @@ class Adapter(Protocol):
     def close(self) -> None:
         """Release what can be released without an event loop."""
         ...
+
+
+def parse_entry(model: type[M], tool: Tool, key: str) -> M:
+    """Validate a tool's kind-specific registry object; a bad one is a permanent failure."""
+    from pydantic import ValidationError
+
+    from toolcaller.errors import ExecutionError
+
+    try:
+        return model.model_validate(tool.target)
+    except ValidationError as exc:
+        raise ExecutionError(
+            f"tool {tool.name!r} has an invalid `{key}` entry: {exc.error_count()} problem(s)",
+            details=[{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()],
+            permanent=True,
+        ) from exc

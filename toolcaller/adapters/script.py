@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolcaller._types import JSONObject
 from toolcaller.adapters._env import expand_vars
@@ -76,7 +76,7 @@ from toolcaller.adapters._pipes import (
     close_pipes,
     kill_group,
 )
-from toolcaller.adapters.base import AttemptContext, TextOutput
+from toolcaller.adapters.base import AttemptContext, TextOutput, parse_entry
 from toolcaller.core.redact import is_secret_name, mask_text
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, InvalidParamsError, ToolCallError, ToolTimeoutError
@@ -223,14 +223,7 @@ def _plan(tool: Tool) -> _Plan:
     plan = tool.cache.get(_CACHE_KEY)
     if isinstance(plan, _Plan):
         return plan
-    try:
-        spec = ScriptSpec.model_validate(tool.target)
-    except ValidationError as exc:
-        raise ExecutionError(
-            f"tool {tool.name!r} has an invalid `script` entry: {exc.error_count()} problem(s)",
-            details=[{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()],
-            permanent=True,
-        ) from exc
+    spec = parse_entry(ScriptSpec, tool, "script")
     base = tool.base_dir.absolute() if tool.base_dir is not None else None
     cwd = spec.cwd
     if cwd is not None and base is not None and not os.path.isabs(cwd):
