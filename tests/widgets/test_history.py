@@ -198,10 +198,10 @@ class TestAutoRefresh:
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
         """If reading the history breaks, the view says so and the call still succeeds."""
 
-        def broken() -> Any:
+        def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("frame <exploded>")
 
-        monkeypatch.setattr(caller.history, "records", broken)
+        monkeypatch.setattr(caller.history, "newest", broken)
         envelope = caller.call("math.add", {"a": 1, "b": 2})
         assert envelope.success
         assert "could not refresh" in view.summary.value

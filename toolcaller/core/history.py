@@ -16,7 +16,7 @@ from toolcaller.envelope import Options, format_timestamp, now_utc
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["AttemptRecord", "CallRecord", "History"]
+__all__ = ["AttemptRecord", "CallRecord", "History", "call_row"]
 
 DEFAULT_MAX_CALLS = 10_000
 
@@ -24,8 +24,7 @@ DEFAULT_MAX_CALLS = 10_000
 class AttemptRecord(NamedTuple):
     """One attempt of a call: when it started, how long it took, how it ended.
 
-    A named tuple of plain values: the garbage collector stops tracking it, which matters
-    when a history holds 100,000 calls.
+    The history keeps it as a plain tuple (see `History`) and makes this when read.
     """
 
     attempt: int
@@ -90,13 +89,20 @@ class CallRecord:
 
 
 class History:
-    """The last `max_calls` calls, oldest first; safe to write from many threads at once."""
+    """The last `max_calls` calls, oldest first; safe to write from many threads at once.
+
+    Each call is kept as a flat tuple of plain values, which the garbage collector stops
+    tracking, with its params beside it (a dict of plain values is not tracked either): 10,000
+    calls would otherwise leave tens of thousands of objects for every full collection to
+    walk, stalling the event loop the calls run on. `CallRecord`s are made when read.
+    """
 
     def __init__(self, max_calls: int = DEFAULT_MAX_CALLS) -> None:
         if max_calls < 1:
             raise ValueError(f"max_calls must be at least 1, got {max_calls!r}")
         self.max_calls = max_calls
-        self._calls: deque[CallRecord] = deque(maxlen=max_calls)
+        self._rows: deque[tuple[Any, ...]] = deque(maxlen=max_calls)
+        self._params: deque[Any] = deque(maxlen=max_calls)
         self._lock = threading.Lock()
         self._listeners: list[Callable[[CallRecord], None]] = []
         self.total = 0
@@ -104,12 +110,19 @@ class History:
 
     def add(self, record: CallRecord) -> None:
         """Record a finished call (the oldest is dropped past `max_calls`)."""
+        self.add_row(_row(record), record.params)
+
+    def add_row(self, row: tuple[Any, ...], params: Any) -> None:
+        """Record a call given as a row (see `call_row`) and its params: what the engine adds."""
         with self._lock:
-            self._calls.append(record)
+            self._rows.append(row)
+            self._params.append(params)
             self.total += 1
-        for listener in self._listeners:
-            with contextlib.suppress(Exception):  # a broken listener must not break a call
-                listener(record)
+        if self._listeners:
+            record = _record(row, params)
+            for listener in list(self._listeners):
+                with contextlib.suppress(Exception):  # a broken listener must not break a call
+                    listener(record)
 
     def subscribe(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
         """Call `listener(record)` after each new call; return a function that unsubscribes."""
@@ -118,68 +131,101 @@ class History:
 
     def records(self) -> list[CallRecord]:
         """Return a snapshot of the records, oldest first."""
+        return [_record(row, params) for row, params in self._snapshot()]
+
+    def newest(self, count: int, *, failures_only: bool = False) -> list[CallRecord]:
+        """Return up to `count` records, newest first (only failed calls if asked)."""
+        picked: list[CallRecord] = []
+        for row, params in reversed(self._snapshot()):
+            if len(picked) >= count:
+                break
+            if not failures_only or not row[_SUCCESS]:
+                picked.append(_record(row, params))
+        return picked
+
+    def failure_count(self) -> int:
+        """Return how many of the kept calls failed."""
         with self._lock:
-            return list(self._calls)
+            rows = list(self._rows)
+        return sum(1 for row in rows if not row[_SUCCESS])
+
+    def _snapshot(self) -> list[tuple[tuple[Any, ...], Any]]:
+        with self._lock:
+            return list(zip(self._rows, self._params, strict=True))
 
     def __len__(self) -> int:
-        return len(self._calls)
+        return len(self._rows)
 
     def __iter__(self) -> Iterator[CallRecord]:
         return iter(self.records())
 
     def get(self, call_id: str) -> CallRecord | None:
         """Return the record of a call by its id."""
-        return next((r for r in reversed(self.records()) if r.call_id == call_id), None)
+        found = next((rp for rp in reversed(self._snapshot()) if rp[0][0] == call_id), None)
+        return _record(*found) if found is not None else None
 
     def last(self) -> CallRecord | None:
         """Return the newest record."""
         with self._lock:
-            return self._calls[-1] if self._calls else None
+            last = (self._rows[-1], self._params[-1]) if self._rows else None
+        return _record(*last) if last is not None else None
 
     def failures(self) -> list[CallRecord]:
         """Return the records of failed calls."""
-        return [r for r in self.records() if not r.success]
+        return [_record(r, p) for r, p in self._snapshot() if not r[_SUCCESS]]
 
     def clear(self) -> None:
         """Forget every record."""
         with self._lock:
-            self._calls.clear()
+            self._rows.clear()
+            self._params.clear()
             self.total = 0
 
     def frame(self, records: list[CallRecord] | None = None) -> pd.DataFrame:
         """Return one row per call (all, or the `records` given) as a pandas DataFrame."""
         import pandas as pd
 
-        rs = self.records() if records is None else records
+        if records is None:
+            with self._lock:
+                rows, params = list(self._rows), list(self._params)
+        else:
+            rows, params = [_row(r) for r in records], [r.params for r in records]
         # One list per column: a tuple per row makes 100,000 objects for the GC to chase.
+        # Rows differ in length (one to many attempts): zip stops at the shortest, which is
+        # past every call field.
+        columns = list(zip(*rows, strict=False)) if rows else [()] * _ATTEMPTS
         return pd.DataFrame({
-            "call_id": [r.call_id for r in rs],
-            "tool_name": [r.tool_name for r in rs],
-            "timestamp": pd.to_datetime([r.arrived for r in rs], unit="s", utc=True),
-            "duration_ms": pd.Series([r.duration for r in rs], dtype="float64"),
-            "success": pd.Series([r.success for r in rs], dtype="bool"),
-            "code": pd.Series([r.code for r in rs], dtype="object"),
-            "message": pd.Series([r.message for r in rs], dtype="object"),
-            "attempts": pd.Series([len(r.attempts) for r in rs], dtype="int64"),
-            "params": pd.Series([r.params for r in rs], dtype="object"),
+            "call_id": list(columns[0]),
+            "tool_name": list(columns[1]),
+            "timestamp": pd.to_datetime(list(columns[2]), unit="s", utc=True),
+            "duration_ms": pd.Series(columns[3], dtype="float64"),
+            "success": pd.Series(columns[4], dtype="bool"),
+            "code": pd.Series(columns[5], dtype="object"),
+            "message": pd.Series(columns[6], dtype="object"),
+            "attempts": pd.Series([_attempt_count(r) for r in rows], dtype="int64"),
+            "params": pd.Series(params, dtype="object"),
         })
 
     def attempts_frame(self, records: list[CallRecord] | None = None) -> pd.DataFrame:
         """Return one row per attempt (with its call's id and tool) as a pandas DataFrame."""
         import pandas as pd
 
-        rs = self.records() if records is None else records
-        pairs = [(r, a) for r in rs for a in r.attempts]
+        if records is None:
+            with self._lock:
+                rows = list(self._rows)
+        else:
+            rows = [_row(r) for r in records]
+        pairs = [(r, a) for r in rows for a in _attempts(r)]
         return pd.DataFrame({
-            "call_id": [r.call_id for r, _ in pairs],
-            "tool_name": [r.tool_name for r, _ in pairs],
-            "attempt": pd.Series([a.attempt for _, a in pairs], dtype="int64"),
-            "started_ms": pd.Series([a.started for _, a in pairs], dtype="float64"),
-            "wait_ms": pd.Series([a.wait for _, a in pairs], dtype="float64"),
-            "duration_ms": pd.Series([a.duration for _, a in pairs], dtype="float64"),
-            "code": pd.Series([a.code for _, a in pairs], dtype="object"),
-            "message": pd.Series([a.message for _, a in pairs], dtype="object"),
-            "retryable": pd.Series([a.retryable for _, a in pairs], dtype="object"),
+            "call_id": [r[0] for r, _ in pairs],
+            "tool_name": [r[1] for r, _ in pairs],
+            "attempt": pd.Series([a[0] for _, a in pairs], dtype="int64"),
+            "started_ms": pd.Series([a[1] for _, a in pairs], dtype="float64"),
+            "wait_ms": pd.Series([a[3] for _, a in pairs], dtype="float64"),
+            "duration_ms": pd.Series([a[2] for _, a in pairs], dtype="float64"),
+            "code": pd.Series([a[4] for _, a in pairs], dtype="object"),
+            "message": pd.Series([a[5] for _, a in pairs], dtype="object"),
+            "retryable": pd.Series([a[6] for _, a in pairs], dtype="object"),
         })
 
     def to_jsonl(self, target: str | Path | TextIO) -> int:
@@ -201,3 +247,47 @@ class History:
         frame = self.frame()
         frame["params"] = frame["params"].map(lambda p: json.dumps(p, default=str))
         frame.to_parquet(path)
+
+
+# -- rows: how the history keeps a call -------------------------------------------------------
+#
+# A row is one flat tuple: the call's fields, its options' field values, then seven values per
+# attempt. Flat, because the collector untracks a tuple only once every tuple inside it is
+# untracked, and it may meet the outer one first: nested tuples could reach the oldest
+# generation still tracked.
+
+_OPTION_FIELDS = tuple(Options.model_fields)
+_SUCCESS, _OPTIONS = 4, 7
+_ATTEMPTS = _OPTIONS + len(_OPTION_FIELDS)
+_ATTEMPT_WIDTH = len(AttemptRecord._fields)
+_NO_OPTIONS = (None,) * len(_OPTION_FIELDS)
+
+
+def call_row(call_id: str, tool_name: str | None, arrived: float, duration: float,
+             success: bool, code: str | None, message: str | None, options: Options | None,
+             attempts: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Return a call as the history keeps it; `attempts` is `AttemptRecord` fields, flat."""
+    values = tuple(options.__dict__.values()) if options is not None else _NO_OPTIONS
+    return (call_id, tool_name, arrived, duration, success, code, message, *values, *attempts)
+
+
+def _row(record: CallRecord) -> tuple[Any, ...]:
+    return call_row(record.call_id, record.tool_name, record.arrived, record.duration,
+                    record.success, record.code, record.message, record.options,
+                    tuple(v for a in record.attempts for v in a))
+
+
+def _attempts(row: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    return [row[i:i + _ATTEMPT_WIDTH] for i in range(_ATTEMPTS, len(row), _ATTEMPT_WIDTH)]
+
+
+def _attempt_count(row: tuple[Any, ...]) -> int:
+    return (len(row) - _ATTEMPTS) // _ATTEMPT_WIDTH
+
+
+def _record(row: tuple[Any, ...], params: Any) -> CallRecord:
+    values = row[_OPTIONS:_ATTEMPTS]
+    options = (Options.model_construct(**dict(zip(_OPTION_FIELDS, values, strict=True)))
+               if values[0] is not None else None)
+    return CallRecord(row[0], row[1], row[2], row[3], row[4], row[5], row[6], params, options,
+                      [AttemptRecord._make(a) for a in _attempts(row)])

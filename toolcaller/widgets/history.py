@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import html
-import itertools
 import json
 import threading
 import time
@@ -201,14 +200,12 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
     def _frames(self) -> tuple[pd.DataFrame, pd.DataFrame, int, int]:
         # Only the calls shown become DataFrames: a window `History` holding them gives the
         # columns of `History.frame()` at a cost that does not grow with the whole history.
-        records = self.history.records()
-        failed = sum(1 for r in records if not r.success)
-        newest = reversed(records)
-        picked = (r for r in newest if not r.success) if self.failures_only.value else newest
+        total, failed = len(self.history), self.history.failure_count()
+        picked = self.history.newest(self.max_rows, failures_only=self.failures_only.value)
         window = History(max_calls=max(self.max_rows, 1))
-        for record in itertools.islice(picked, self.max_rows):
+        for record in picked:
             window.add(record)
-        return window.frame(), window.attempts_frame(), len(records), failed
+        return window.frame(), window.attempts_frame(), total, failed
 
     # -- picking and re-running -------------------------------------------------------------
 
