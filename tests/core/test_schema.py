@@ -203,6 +203,37 @@ class TestParamsValidator:
         assert (ParamsValidator(schema).violations(params) == []) is ok
 
 
+    def test_a_panic_from_jsonschema_helpers_is_a_violation(self) -> None:
+        """A RecursionError inside jsonschema's Rust helpers arrives as pyo3's PanicException
+        (a BaseException, found by the fuzz suite): it is reported, not raised."""
+
+        class PanicException(BaseException):
+            pass
+
+        class Exploding:
+            def iter_errors(self, params: Any) -> Any:
+                raise PanicException("__eq__ failed!: RecursionError")
+
+        validator = ParamsValidator({"not": {"$ref": "#"}})
+        validator._check = None
+        validator._full = Exploding()
+        found = validator.violations({"a": 1})
+        assert found == [{"pointer": "", "message": "the params are nested too deeply to check"}]
+
+    def test_other_base_exceptions_go_on(self) -> None:
+        """Ctrl-C during a check is not swallowed."""
+
+        class Interrupted:
+            def iter_errors(self, params: Any) -> Any:
+                raise KeyboardInterrupt
+
+        validator = ParamsValidator({"type": "object"})
+        validator._check = None
+        validator._full = Interrupted()
+        with pytest.raises(KeyboardInterrupt):
+            validator.violations({})
+
+
 class TestCheckSchema:
     @pytest.mark.parametrize(
         ("schema", "fragment"), [

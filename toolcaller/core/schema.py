@@ -53,6 +53,12 @@ class ParamsValidator:
             raise ExecutionError(
                 f"the tool's paramsSchema cannot be used: {type(exc).__name__}: {exc}",
                 permanent=True) from exc
+        except BaseException as exc:
+            # A RecursionError met inside jsonschema's Rust helpers (rpds, a `$ref` cycle
+            # under `not`) comes out as pyo3's PanicException, a BaseException.
+            if type(exc).__name__ != "PanicException":
+                raise
+            return [{"pointer": "", "message": "the params are nested too deeply to check"}]
         found.sort(key=lambda v: v["pointer"])
         return found
 
