@@ -8,18 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import math
-import sys
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from toolcaller._attempt import LATE_S, MAX_GRACE_S, run_in_task, run_inline
 from toolcaller._types import JSONObject
 from toolcaller.adapters.base import Adapter, AttemptContext
-from toolcaller.core.history import AttemptRecord, CallRecord, History
-from toolcaller.core.policy import MIN_ATTEMPT_MS, CallPlan, Step
+from toolcaller.core.history import History, call_row
+from toolcaller.core.policy import MIN_ATTEMPT_MS, Attempt, CallPlan, Step
 from toolcaller.core.redact import collect_secrets, mask_text, redact_params, redact_value
 from toolcaller.core.results import to_result
 from toolcaller.core.tool import Tool
-from toolcaller.envelope import AttemptInfo, CallMetadata, Envelope, ErrorInfo, Options, now_utc
+from toolcaller.envelope import (
+    AttemptInfo,
+    Envelope,
+    ErrorInfo,
+    Options,
+    attempt_info,
+    call_envelope,
+    now_utc,
+)
 from toolcaller.errors import ToolCallError, ToolTimeoutError
 
 __all__ = ["AttemptRunner", "Prepared"]
@@ -54,6 +62,33 @@ class Prepared:
         return True
 
 
+
+
+class _Overdue:
+    """Answers a call whose inline attempt is stuck in a tool that ignored its cancellation."""
+
+    __slots__ = ("answer", "arrived", "attempt", "budget_s", "call_id", "p", "plan", "runner",
+                 "start")
+
+    def __init__(self, runner: AttemptRunner, p: Prepared, call_id: str, arrived: float,
+                 start: float, plan: CallPlan, answer: Callable[[Envelope], None]) -> None:
+        self.runner, self.p, self.call_id, self.arrived, self.start = (
+            runner, p, call_id, arrived, start)
+        self.plan, self.answer = plan, answer
+        self.attempt: Attempt | None = None
+        self.budget_s = 0.0
+
+    def overdue(self) -> None:
+        """Answer TIMEOUT now (`run_inline` calls this when the tool's grace ran out)."""
+        p, plan = self.p, self.plan
+        if self.attempt is None or not p.claim():
+            return
+        plan.end(self.attempt, ToolTimeoutError(
+            f"no result within {self.budget_s * 1000:.0f} ms, and the tool ignored its "
+            "cancellation: it goes on running, abandoned"))
+        self.answer(self.runner._failed(
+            self.call_id, p.tool.name, p.params, None, plan.final_error(p.tool.name),
+            self.arrived, self.start, plan, (), secret_keys=p.secret_keys))
 
 
 class AttemptRunner:
@@ -92,10 +127,17 @@ class AttemptRunner:
         return self._failed(call_id, p.tool.name, p.params, p, plan.final_error(p.tool.name),
                             arrived, start, plan, secrets)
 
-    async def _attempts_async(self, p: Prepared, call_id: str, arrived: float,
-                              start: float) -> Envelope:
+    async def _attempts_async(self, p: Prepared, call_id: str, arrived: float, start: float,
+                              answer: Callable[[Envelope], None] | None = None) -> Envelope:
+        """Run a call's attempts, each in a task of its own.
+
+        With `answer`, each runs inline in this task instead (`run_inline`): if a tool then
+        ignores its cancellation past the deadline, `answer(envelope)` receives the call's
+        TIMEOUT and this coroutine's own envelope, whenever it comes, is not recorded.
+        """
         plan = CallPlan(p.options, start, self._clock, self._rng)
         secrets: set[str] = set()
+        watch = _Overdue(self, p, call_id, arrived, start, plan, answer) if answer else None
         step = plan.first()
         while step is not None:
             if step.wait_s > 0:
@@ -103,9 +145,13 @@ class AttemptRunner:
             attempt = plan.begin(step.wait_s)
             ctx = AttemptContext(step.budget_s, p.options.format, attempt.number, call_id,
                                  secrets)
+            if watch is not None:
+                watch.attempt, watch.budget_s = attempt, step.budget_s
             grace_s = min(max(plan.deadline - self._clock() - step.budget_s, LATE_S), MAX_GRACE_S)
             try:
-                output = await _run_with_timeout(p.adapter, p.tool, p.params, ctx, grace_s)
+                output = await (
+                    run_in_task(p.adapter, p.tool, p.params, ctx, grace_s) if watch is None
+                    else run_inline(p.adapter, p.tool, p.params, ctx, grace_s, watch))
                 result = to_result(output, p.options.format)
             except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
                 raise  # the caller's own interruption, not the tool's failure
@@ -149,18 +195,14 @@ class AttemptRunner:
                    start: float, plan: CallPlan) -> Envelope:
         duration = _ms(self._clock() - start)
         trail = _trail(plan)
-        envelope = Envelope(
-            success=True,
-            result=result,
-            metadata=CallMetadata(duration=duration, attempts=len(plan.attempts),
-                                  toolName=p.tool.name, timestamp=now_utc(arrived),
-                                  callId=call_id, trail=trail),
-        )
+        envelope = call_envelope(success=True, result=result, error=None, duration=duration,
+                                 attempts=len(plan.attempts), tool_name=p.tool.name,
+                                 timestamp=now_utc(arrived), call_id=call_id, trail=trail)
         if p.claim():
-            self.history.add(CallRecord(
-                call_id, p.tool.name, arrived, duration, True, None, None,
-                p.redacted, p.options, _attempt_records(plan, ()),
-            ))
+            self.history.add_row(call_row(
+                call_id, p.tool.name, arrived, duration, True, None, None, p.options,
+                _attempt_rows(plan, ()),
+            ), p.redacted)
         return envelope
 
     def _failed(self, call_id: str, name: Any, params: Any, p: Prepared | None,
@@ -174,109 +216,20 @@ class AttemptRunner:
         details = redact_value(error.details, known) if error.details is not None else None
         duration = _ms(self._clock() - start)
         tool_name = name if isinstance(name, str) else None
-        envelope = Envelope(
-            success=False,
+        envelope = call_envelope(
+            success=False, result=None,
             error=ErrorInfo(code=error.code, message=message, details=details,
                             retryable=error.retryable),
-            metadata=CallMetadata(duration=duration,
-                                  attempts=len(plan.attempts) if plan else 0,
-                                  toolName=tool_name, timestamp=now_utc(arrived),
-                                  callId=call_id, trail=_trail(plan) if plan else []),
+            duration=duration, attempts=len(plan.attempts) if plan else 0,
+            tool_name=tool_name, timestamp=now_utc(arrived), call_id=call_id,
+            trail=_trail(plan) if plan else [],
         )
         if p is None or p.claim():
-            self.history.add(CallRecord(
+            self.history.add_row(call_row(
                 call_id, tool_name, arrived, duration, False, error.code.value, message,
-                _safe_redact(params, secret_keys), p.options if p else None,
-                _attempt_records(plan, known) if plan else [],
-            ))
+                p.options if p else None, _attempt_rows(plan, known) if plan else (),
+            ), _safe_redact(params, secret_keys))
         return envelope
-
-
-_ABANDONED: set[asyncio.Task[Any]] = set()
-"""Attempts that ignored their cancellation: kept referenced until they end by themselves."""
-MAX_GRACE_S = 0.5
-EAGER_TASKS = sys.version_info >= (3, 12)
-LATE_S = 0.005
-
-
-async def _run_with_timeout(adapter: Adapter, tool: Tool, params: JSONObject,
-                            ctx: AttemptContext, grace_s: float) -> object:
-    """Run one attempt as its own task: the envelope never waits for a tool past its time.
-
-    A tool that swallows its cancellation, or blocks the loop and returns late, still ends
-    the attempt as TIMEOUT; the first is left to finish alone (after `grace_s` for cleanup).
-    """
-    loop = asyncio.get_running_loop()
-    when = loop.time() + ctx.timeout_s
-    # Its own task, so that a tool ignoring its cancellation cannot hold the envelope. (Running
-    # the first step by hand in the caller's task would be cheaper, but anyio's cancel scopes,
-    # httpx's among them, must be left in the task that entered them.)
-    inner = _start_task(loop, adapter.arun(tool, params, ctx))
-    if inner.done():  # Python 3.12+: an eager task that finished without suspending
-        _check_late(loop, when, ctx)
-        return inner.result()
-    # One future woken by whichever comes first, the tool or the timer: asyncio.wait() costs
-    # ~15 µs a call, this ~3.
-    waiter = loop.create_future()
-
-    def wake(_: object = None) -> None:
-        if not waiter.done():
-            waiter.set_result(None)
-
-    inner.add_done_callback(wake)
-    timer = loop.call_at(when, wake)
-    try:
-        await waiter
-    except asyncio.CancelledError:
-        inner.cancel()  # the call itself is cancelled (a user's Cancel, Ctrl-C): stop the tool
-        raise
-    finally:
-        timer.cancel()
-    if inner.done():
-        if loop.time() > when + LATE_S:
-            _retrieve(inner)
-        _check_late(loop, when, ctx)
-        return inner.result()
-    inner.cancel()
-    await asyncio.wait((inner,), timeout=grace_s)
-    if not inner.done():
-        _ABANDONED.add(inner)
-        inner.add_done_callback(_forget)
-        raise ToolTimeoutError(
-            f"no result within {ctx.timeout_s * 1000:.0f} ms, and the tool ignored its "
-            "cancellation: it goes on running, abandoned")
-    _retrieve(inner)
-    note = ("; the sync tool goes on running in its worker thread (threads cannot be "
-            "stopped: use isolation 'process' to kill it)" if ctx.straggler else "")
-    raise ToolTimeoutError(f"no result within {ctx.timeout_s * 1000:.0f} ms{note}",
-                           straggler=ctx.straggler)
-
-
-def _check_late(loop: asyncio.AbstractEventLoop, when: float, ctx: AttemptContext) -> None:
-    """A result after the timeout means the tool held the loop: no timer could fire."""
-    if loop.time() > when + LATE_S:
-        late = (loop.time() - when) * 1000
-        raise ToolTimeoutError(
-            f"the result came {late:.0f} ms after the {ctx.timeout_s * 1000:.0f} ms timeout: "
-            "the tool blocked the event loop (an async tool must not call blocking code)")
-
-
-def _start_task(loop: asyncio.AbstractEventLoop,
-                coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-    if EAGER_TASKS:  # no trip through the loop for a tool that does not suspend
-        return asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg]
-    return loop.create_task(coro)
-
-
-def _forget(task: asyncio.Task[Any]) -> None:
-    _ABANDONED.discard(task)
-    _retrieve(task)
-
-
-def _retrieve(task: asyncio.Task[Any]) -> None:
-    """Read a finished task's exception so that asyncio does not log it as never retrieved."""
-    if task.done() and not task.cancelled():
-        task.exception()
 
 
 def _as_error(exc: BaseException) -> ToolCallError:
@@ -295,22 +248,25 @@ def _blocking(error: ToolCallError, tool: Tool) -> bool:
 
 def _trail(plan: CallPlan) -> list[AttemptInfo]:
     return [
-        AttemptInfo(attempt=a.number, code=a.error.code if a.error else None,
-                    duration=round(a.duration_ms, 3), wait=round(a.wait_ms, 3))
+        attempt_info(a.number, a.error.code if a.error else None, round(a.duration_ms, 3),
+                     round(a.wait_ms, 3))
         for a in plan.attempts
     ]
 
 
-def _attempt_records(plan: CallPlan, secrets: Iterable[str]) -> list[AttemptRecord]:
-    return [
-        AttemptRecord(
-            a.number, a.started_ms, a.duration_ms, a.wait_ms,
-            a.error.code.value if a.error else None,
-            mask_text(a.error.message, secrets) if a.error else None,
-            a.error.retryable if a.error else None,
-        )
-        for a in plan.attempts
-    ]
+def _attempt_rows(plan: CallPlan, secrets: Iterable[str]) -> tuple[Any, ...]:
+    """The attempts as `AttemptRecord` fields, flat (see `toolcaller.core.history`)."""
+    if len(plan.attempts) == 1 and plan.attempts[0].error is None:  # every success's case
+        a = plan.attempts[0]
+        return (a.number, a.started_ms, a.duration_ms, a.wait_ms, None, None, None)
+    values: list[Any] = []
+    for a in plan.attempts:
+        error = a.error
+        values += (a.number, a.started_ms, a.duration_ms, a.wait_ms,
+                   error.code.value if error else None,
+                   mask_text(error.message, secrets) if error else None,
+                   error.retryable if error else None)
+    return tuple(values)
 
 
 def _ms(seconds: float) -> float:

@@ -68,6 +68,8 @@ OUTCOME_COLUMNS = ("success", "code", "message", "result", "duration_ms", "attem
 CANCEL_GRACE_S = 5.0
 """How long `map` waits for cancelled rows to unwind after Ctrl-C."""
 _PLAIN = frozenset({str, int, float, bool, dict, list, type(None)})
+_LEFT_BEHIND: set[asyncio.Task[Any]] = set()
+"""Workers stuck in a tool that ignored its cancellation, until they end by themselves."""
 
 
 class Envelopes(tuple[Envelope, ...]):
@@ -286,22 +288,7 @@ class _Work:
         return await self._run_executor(self.executor, bar)
 
     async def _run_local(self, bar: Bar) -> list[Envelope]:
-        batch = self.batch
-        out: list[Envelope | None] = [None] * len(batch.rows)
-        todo = iter(range(len(batch.rows)))  # shared by the workers: one loop, no race
-
-        # A fixed set of workers pulling rows costs less than one task per row waiting on a
-        # semaphore, and bounds the rows in flight just the same.
-        async def worker() -> None:
-            for index in todo:
-                envelope = await _call_one(batch, batch.rows[index])
-                out[index] = envelope
-                _advance(bar, envelope.success)
-
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(batch.concurrency, len(batch.rows))):
-                group.create_task(worker())
-        return out  # type: ignore[return-value]
+        return await _LocalRun(self.batch, bar).run()
 
     async def _run_executor(self, executor: concurrent.futures.Executor,
                             bar: Bar) -> list[Envelope]:
@@ -366,10 +353,94 @@ def _advance(bar: Bar, ok: bool) -> None:
         bar.advance(ok)
 
 
-async def _call_one(batch: _Batch, row: Any) -> Envelope:
+class _LocalRun:
+    """Rows on this loop: `concurrency` workers, each running its rows' attempts inline.
+
+    A worker runs one row at a time in its own task, with no task per attempt: the next row
+    starts in the same step as the last one ends, which keeps thousands of calls in flight
+    cheap. A tool that ignores its cancellation would hold its worker: past the row's
+    deadline the engine answers the row TIMEOUT through `answer`, the worker is left behind,
+    and a new one takes its place.
+    """
+
+    def __init__(self, batch: _Batch, bar: Bar) -> None:
+        self.batch, self.bar = batch, bar
+        self.out: list[Envelope | None] = [None] * len(batch.rows)
+        self.todo = iter(range(len(batch.rows)))  # shared by the workers: one loop, no race
+        self.left = len(batch.rows)
+        self.workers: set[asyncio.Task[None]] = set()
+        self.finished: asyncio.Future[None] | None = None
+
+    async def run(self) -> list[Envelope]:
+        if not self.left:
+            return []
+        self.finished = asyncio.get_running_loop().create_future()
+        for _ in range(min(self.batch.concurrency, self.left)):
+            self._spawn()
+        try:
+            await self.finished
+        except BaseException:
+            for task in self.workers:
+                task.cancel()
+            if self.workers:
+                await asyncio.wait(self.workers, timeout=CANCEL_GRACE_S)
+            raise
+        return self.out  # type: ignore[return-value]
+
+    def _spawn(self) -> None:
+        task = asyncio.get_running_loop().create_task(self._work())
+        self.workers.add(task)
+        task.add_done_callback(self._ended)
+
+    async def _work(self) -> None:
+        batch, task = self.batch, asyncio.current_task()
+        for index in self.todo:
+            slot = _Slot(self, index, task)
+            envelope = await _call_one(batch, batch.rows[index], slot)
+            if slot.answered:
+                return  # the row was answered without this worker, which a new one replaced
+            self._settle(index, envelope)
+
+    def _settle(self, index: int, envelope: Envelope) -> None:
+        self.out[index] = envelope
+        _advance(self.bar, envelope.success)
+        self.left -= 1
+        if not self.left and self.finished is not None and not self.finished.done():
+            self.finished.set_result(None)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self.workers.discard(task)
+        if task.cancelled() or self.finished is None or self.finished.done():
+            return
+        error = task.exception()
+        if error is not None:  # Ctrl-C or a bug: the batch stops, it does not hang
+            self.finished.set_exception(error)
+
+
+class _Slot:
+    """One row in a worker: what the engine calls to answer it without the worker."""
+
+    __slots__ = ("answered", "index", "run", "task")
+
+    def __init__(self, run: _LocalRun, index: int, task: asyncio.Task[Any] | None) -> None:
+        self.run, self.index, self.task, self.answered = run, index, task, False
+
+    def __call__(self, envelope: Envelope) -> None:
+        self.answered = True
+        if self.task is not None:  # left behind: referenced until the tool lets it end
+            self.run.workers.discard(self.task)
+            _LEFT_BEHIND.add(self.task)
+            self.task.add_done_callback(_LEFT_BEHIND.discard)
+        self.run._settle(self.index, envelope)
+        if self.run.left:
+            self.run._spawn()
+
+
+async def _call_one(batch: _Batch, row: Any, slot: _Slot | None = None) -> Envelope:
     caller = batch.caller
     try:
-        return await caller.acall(batch.tool_name, row, batch.options, **batch.option_kwargs)
+        return await caller._acall(batch.tool_name, row, batch.options, batch.option_kwargs,
+                                   slot)
     except Exception as exc:  # noqa: BLE001 - one row's failure must not stop the batch
         return caller._last_resort({"toolName": batch.tool_name}, exc)
 

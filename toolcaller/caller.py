@@ -194,6 +194,11 @@ class ToolCaller(AttemptRunner):
     async def acall(self, name: str, params: JSONObject | None = None, /,
                     options: JSONObject | None = None, **option_kwargs: Any) -> Envelope:
         """Call a tool from async code; async tools run on the running loop."""
+        return await self._acall(name, params, options, option_kwargs)
+
+    async def _acall(self, name: Any, params: Any, options: Any, option_kwargs: dict[str, Any],
+                     answer: Callable[[Envelope], None] | None = None) -> Envelope:
+        """`acall`; with `answer`, attempts run inline in this task (see `_attempts_async`)."""
         arrived, start = self._wall(), self._clock()
         call_id = self._next_id()
         try:
@@ -205,7 +210,7 @@ class ToolCaller(AttemptRunner):
                 prepared = self._prepare(name, params, options, option_kwargs)
         except ToolCallError as error:
             return self._failed(call_id, name, params, None, error, arrived, start, None, ())
-        return await self._attempts_async(prepared, call_id, arrived, start)
+        return await self._attempts_async(prepared, call_id, arrived, start, answer)
 
     def map(self, name: str, params: Iterable[JSONObject] | pd.DataFrame, /, *,
             concurrency: int = 16, progress: bool | None = None,

@@ -1,0 +1,166 @@
+"""Batch rows run their attempts inline in the worker tasks: timeouts, retries, stuck tools."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from toolcaller import ToolCaller, tool
+from toolcaller.batch import amap_calls, map_calls
+
+
+def make_caller(released: list[asyncio.Event]) -> ToolCaller:
+    """Tools that sleep, ignore cancellation, or fail into a timeout differently."""
+
+    async def nap(ms: float) -> dict[str, float]:
+        await asyncio.sleep(ms / 1000)
+        return {"ms": ms}
+
+    async def stubborn(ms: float) -> dict[str, int]:
+        """Swallow every cancellation until `ms` have passed, or until released."""
+        end = time.monotonic() + ms / 1000
+        swallowed = 0
+        while (left := end - time.monotonic()) > 0 and not (released and released[0].is_set()):
+            try:
+                await asyncio.sleep(min(left, 0.01))
+            except asyncio.CancelledError:
+                swallowed += 1
+        return {"swallowed": swallowed}
+
+    async def swallow_once() -> str:
+        """Swallow the cancellation and return a value anyway."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            return "too late"
+        return "never"
+
+    async def cancel_to_error() -> None:
+        """Turn the cancellation into another exception."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            raise ValueError("cleanup failed") from None
+
+    tries: dict[str, int] = {}
+
+    async def slow_then_fast(key: str) -> int:
+        """Too slow on the first try, quick on the second."""
+        tries[key] = tries.get(key, 0) + 1
+        if tries[key] == 1:
+            await asyncio.sleep(10)
+        return tries[key]
+
+    return ToolCaller(tools=[tool(f) for f in (nap, stubborn, swallow_once, cancel_to_error,
+                                               slow_then_fast)])
+
+
+@pytest.fixture
+def released() -> list[asyncio.Event]:
+    return []
+
+
+@pytest.fixture
+def caller(released: list[asyncio.Event]) -> Any:
+    made = make_caller(released)
+    yield made
+    made.close()
+
+
+class TestTimeouts:
+    async def test_timeout_then_retry_inline(self, caller: ToolCaller) -> None:
+        """A row that times out is retried in the same worker; its trail shows both attempts."""
+        frame = await amap_calls(caller, "slow_then_fast", [{"key": str(i)} for i in range(4)],
+                                 concurrency=4, progress=False, timeout=50, retries=1,
+                                 retryDelay=0, deadline=2_000)
+        assert frame["success"].all(), frame["message"].tolist()
+        assert frame["result"].tolist() == [2] * 4
+        assert frame["attempts"].tolist() == [2] * 4
+        trail = frame.attrs["envelopes"][0].metadata.trail
+        assert [t.code.value if t.code else None for t in trail] == ["TIMEOUT", None]
+
+    @pytest.mark.parametrize("name", ["swallow_once", "cancel_to_error"])
+    async def test_what_a_cancelled_tool_does_is_still_a_timeout(
+            self, caller: ToolCaller, name: str) -> None:
+        """Returning a value or raising after the cancellation still ends the row as TIMEOUT."""
+        started = time.perf_counter()
+        frame = await amap_calls(caller, name, [{}] * 3, concurrency=3, progress=False,
+                                 timeout=50, retries=0)
+        assert frame["code"].tolist() == ["TIMEOUT"] * 3
+        assert time.perf_counter() - started < 1.0
+        # The workers' tasks were uncancelled: a later await in this task is not interrupted.
+        await asyncio.sleep(0.01)
+
+    async def test_user_cancel_is_not_taken_for_a_timeout(self, caller: ToolCaller) -> None:
+        """Cancelling the batch while an attempt also timed out still cancels the batch."""
+        task = asyncio.create_task(amap_calls(caller, "nap", [{"ms": 5_000}] * 4,
+                                              concurrency=2, progress=False, timeout=100,
+                                              retries=0))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+class TestStuckTools:
+    async def test_a_tool_ignoring_cancellation_is_answered_by_the_deadline(
+            self, caller: ToolCaller, released: list[asyncio.Event]) -> None:
+        """The stuck row gets TIMEOUT by its deadline, not when the tool lets go."""
+        released.append(asyncio.Event())
+        started = time.perf_counter()
+        frame = await amap_calls(caller, "stubborn", [{"ms": 5_000}], concurrency=1,
+                                 progress=False, timeout=100, deadline=300, retries=0)
+        wall = time.perf_counter() - started
+        assert frame["code"].tolist() == ["TIMEOUT"]
+        assert "ignored its cancellation" in frame["message"][0]
+        assert wall < 0.6, wall
+        released[0].set()
+
+    async def test_the_batch_goes_on_past_a_stuck_row(
+            self, caller: ToolCaller, released: list[asyncio.Event]) -> None:
+        """With one worker, a stuck row does not hold the rows after it."""
+        released.append(asyncio.Event())
+        frame = await amap_calls(caller, "stubborn", [{"ms": 5_000}, {"ms": 0}, {"ms": 0}],
+                                 concurrency=1, progress=False, timeout=100, deadline=300,
+                                 retries=0)
+        assert frame["code"][0] == "TIMEOUT"
+        assert frame["success"].tolist() == [False, True, True]
+        released[0].set()
+        await asyncio.sleep(0.05)  # the abandoned worker ends once its tool lets go
+
+    async def test_one_history_record_per_row_even_when_abandoned(
+            self, caller: ToolCaller, released: list[asyncio.Event]) -> None:
+        """The abandoned attempt, when it ends later, records nothing more."""
+        released.append(asyncio.Event())
+        caller.history.clear()
+        frame = await amap_calls(caller, "stubborn", [{"ms": 400}] * 2, concurrency=2,
+                                 progress=False, timeout=50, deadline=150, retries=0)
+        assert frame["code"].tolist() == ["TIMEOUT"] * 2
+        await asyncio.sleep(0.5)  # the tools return by themselves now
+        assert len(caller.history) == 2
+        assert sorted(r.call_id for r in caller.history) == sorted(frame["call_id"])
+        assert [r.code for r in caller.history] == ["TIMEOUT"] * 2
+
+    def test_sync_map_answers_a_stuck_row_too(self, caller: ToolCaller) -> None:
+        """`map` runs the same workers on the caller's loop thread."""
+        started = time.perf_counter()
+        frame = map_calls(caller, "stubborn", [{"ms": 2_000}, {"ms": 0}], concurrency=1,
+                          progress=False, timeout=100, deadline=300, retries=0)
+        assert frame["code"][0] == "TIMEOUT"
+        assert frame["success"].tolist() == [False, True]
+        assert time.perf_counter() - started < 1.5
+
+
+class TestManyRows:
+    async def test_thousands_in_flight_keep_order_and_records(self, caller: ToolCaller) -> None:
+        """2,000 rows at 500 in flight: every row its own envelope and record, in order."""
+        caller.history.clear()
+        rows = [{"ms": float(i % 7)} for i in range(2_000)]
+        frame = await amap_calls(caller, "nap", rows, concurrency=500, progress=False)
+        assert frame["success"].all()
+        assert [r["ms"] for r in frame["result"]] == [r["ms"] for r in rows]
+        assert len(caller.history) == 2_000
+        assert frame["call_id"].is_unique

@@ -1,0 +1,182 @@
+"""One async attempt under its timeout: in a task of its own, or inline in a watched task.
+
+`run_in_task` is what `acall` uses: the attempt gets its own task, so that a tool swallowing
+its cancellation cannot hold the caller's task past the deadline. `run_inline` runs the
+attempt in the calling task, which costs no task, no extra trips through the loop, and lets
+the next call start in the same step; it is only for a caller that can give up on its own task
+(`Watch`): the batch workers of `toolcaller.batch`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Coroutine
+from typing import Any, Protocol
+
+from toolcaller._types import JSONObject
+from toolcaller.adapters.base import Adapter, AttemptContext
+from toolcaller.core.tool import Tool
+from toolcaller.errors import ToolTimeoutError
+
+__all__ = ["LATE_S", "MAX_GRACE_S", "Watch", "run_in_task", "run_inline"]
+
+_ABANDONED: set[asyncio.Task[Any]] = set()
+"""Attempts that ignored their cancellation: kept referenced until they end by themselves."""
+MAX_GRACE_S = 0.5
+"""Longest wait, after cancelling a timed-out attempt, for the tool to unwind."""
+EAGER_TASKS = sys.version_info >= (3, 12)
+LATE_S = 0.005
+"""A result this long after the timeout means the tool held the loop."""
+
+
+class Watch(Protocol):
+    """What runs inline attempts: told when a tool ignores its cancellation past its grace."""
+
+    def overdue(self) -> None:
+        """The attempt's task is stuck in the tool: answer without it, and leave it behind."""
+
+
+async def run_in_task(adapter: Adapter, tool: Tool, params: JSONObject,
+                      ctx: AttemptContext, grace_s: float) -> object:
+    """Run one attempt as its own task: the envelope never waits for a tool past its time.
+
+    A tool that swallows its cancellation, or blocks the loop and returns late, still ends
+    the attempt as TIMEOUT; the first is left to finish alone (after `grace_s` for cleanup).
+    """
+    loop = asyncio.get_running_loop()
+    when = loop.time() + ctx.timeout_s
+    # Woken by whichever comes first, the tool or the timer. The attempt's task resolves it
+    # itself, which saves a trip through the loop over a done-callback (asyncio.wait() would
+    # cost ~15 µs a call).
+    waiter = loop.create_future()
+    # Its own task, so that a tool ignoring its cancellation cannot hold the envelope. (Running
+    # the first step by hand in the caller's task would be cheaper, but anyio's cancel scopes,
+    # httpx's among them, must be left in the task that entered them.)
+    inner = _start_task(loop, _attempt(adapter.arun(tool, params, ctx), waiter))
+    if inner.done():  # Python 3.12+: an eager task that finished without suspending
+        _check_late(loop, when, ctx)
+        return inner.result()
+    timer = loop.call_at(when, _wake, waiter)
+    try:
+        await waiter
+    except asyncio.CancelledError:
+        inner.cancel()  # the call itself is cancelled (a user's Cancel, Ctrl-C): stop the tool
+        raise
+    finally:
+        timer.cancel()
+    if inner.done():
+        if loop.time() > when + LATE_S:
+            _retrieve(inner)
+        _check_late(loop, when, ctx)
+        return inner.result()
+    inner.cancel()
+    await asyncio.wait((inner,), timeout=grace_s)
+    if not inner.done():
+        _ABANDONED.add(inner)
+        inner.add_done_callback(_forget)
+        raise ToolTimeoutError(
+            f"no result within {ctx.timeout_s * 1000:.0f} ms, and the tool ignored its "
+            "cancellation: it goes on running, abandoned")
+    _retrieve(inner)
+    raise _timed_out(ctx)
+
+
+async def run_inline(adapter: Adapter, tool: Tool, params: JSONObject, ctx: AttemptContext,
+                     grace_s: float, watch: Watch) -> object:
+    """Run one attempt in the calling task, cancelled at its timeout like `asyncio.timeout`.
+
+    A tool that ignores the cancellation holds this task: `grace_s` later, `watch.overdue()`
+    is called so that the caller answers TIMEOUT without it.
+    """
+    loop = asyncio.get_running_loop()
+    when = loop.time() + ctx.timeout_s
+    guard = _Guard(asyncio.current_task(), grace_s, watch)  # type: ignore[arg-type]
+    timer = loop.call_at(when, guard.expire)
+    try:
+        output = await adapter.arun(tool, params, ctx)
+    except asyncio.CancelledError:
+        if guard.expired and guard.task.uncancel() == 0:  # our cancel, not the caller's
+            raise _timed_out(ctx) from None
+        raise
+    except BaseException:
+        if guard.expired:  # whatever the tool raised while it was being cancelled
+            guard.task.uncancel()
+            raise _timed_out(ctx) from None
+        raise
+    finally:
+        guard.finished = True
+        timer.cancel()
+    if guard.expired:  # the tool swallowed the cancellation, then returned
+        guard.task.uncancel()
+        raise ToolTimeoutError(
+            f"no result within {ctx.timeout_s * 1000:.0f} ms (the tool ignored its "
+            "cancellation and returned later)")
+    _check_late(loop, when, ctx)
+    return output
+
+
+class _Guard:
+    """The timer side of one inline attempt."""
+
+    __slots__ = ("expired", "finished", "grace_s", "task", "watch")
+
+    def __init__(self, task: asyncio.Task[Any], grace_s: float, watch: Watch) -> None:
+        self.task, self.grace_s, self.watch = task, grace_s, watch
+        self.expired = self.finished = False
+
+    def expire(self) -> None:
+        self.expired = True
+        self.task.cancel()
+        self.task.get_loop().call_later(self.grace_s, self._check)
+
+    def _check(self) -> None:
+        if not self.finished:
+            self.watch.overdue()
+
+
+def _timed_out(ctx: AttemptContext) -> ToolTimeoutError:
+    note = ("; the sync tool goes on running in its worker thread (threads cannot be "
+            "stopped: use isolation 'process' to kill it)" if ctx.straggler else "")
+    return ToolTimeoutError(f"no result within {ctx.timeout_s * 1000:.0f} ms{note}",
+                            straggler=ctx.straggler)
+
+
+async def _attempt(run: Coroutine[Any, Any, Any], waiter: asyncio.Future[None]) -> Any:
+    """Await one attempt, then wake the caller (the task is done by the time it runs)."""
+    try:
+        return await run
+    finally:
+        _wake(waiter)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _check_late(loop: asyncio.AbstractEventLoop, when: float, ctx: AttemptContext) -> None:
+    """A result after the timeout means the tool held the loop: no timer could fire."""
+    if loop.time() > when + LATE_S:
+        late = (loop.time() - when) * 1000
+        raise ToolTimeoutError(
+            f"the result came {late:.0f} ms after the {ctx.timeout_s * 1000:.0f} ms timeout: "
+            "the tool blocked the event loop (an async tool must not call blocking code)")
+
+
+def _start_task(loop: asyncio.AbstractEventLoop,
+                coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+    if EAGER_TASKS:  # no trip through the loop for a tool that does not suspend
+        return asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg]
+    return loop.create_task(coro)
+
+
+def _forget(task: asyncio.Task[Any]) -> None:
+    _ABANDONED.discard(task)
+    _retrieve(task)
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Read a finished task's exception so that asyncio does not log it as never retrieved."""
+    if task.done() and not task.cancelled():
+        task.exception()
