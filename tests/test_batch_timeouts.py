@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -45,6 +46,13 @@ def make_caller(released: list[asyncio.Event]) -> ToolCaller:
         except asyncio.CancelledError:
             raise ValueError("cleanup failed") from None
 
+    async def cancelled_inside() -> None:
+        """Await something that another task cancels: CancelledError, yet nobody cancelled us."""
+        loop = asyncio.get_running_loop()
+        waited = loop.create_future()
+        loop.call_later(0.01, waited.cancel)
+        await waited
+
     tries: dict[str, int] = {}
 
     async def slow_then_fast(key: str) -> int:
@@ -55,7 +63,7 @@ def make_caller(released: list[asyncio.Event]) -> ToolCaller:
         return tries[key]
 
     return ToolCaller(tools=[tool(f) for f in (nap, stubborn, swallow_once, cancel_to_error,
-                                               slow_then_fast)])
+                                               slow_then_fast, cancelled_inside)])
 
 
 @pytest.fixture
@@ -152,6 +160,77 @@ class TestStuckTools:
         assert frame["code"][0] == "TIMEOUT"
         assert frame["success"].tolist() == [False, True]
         assert time.perf_counter() - started < 1.5
+
+
+    async def test_a_stuck_row_still_gets_its_retries(
+            self, caller: ToolCaller, released: list[asyncio.Event]) -> None:
+        """Retries and time left: the row goes on without the stuck worker, like `acall`."""
+        released.append(asyncio.Event())
+        caller.history.clear()
+        frame = await amap_calls(caller, "stubborn", [{"ms": 250}], concurrency=1,
+                                 progress=False, timeout=50, deadline=2_000, retries=2,
+                                 retryDelay=0)
+        via_acall = await caller.acall("stubborn", {"ms": 250}, timeout=50, deadline=2_000,
+                                       retries=2, retryDelay=0)
+        assert frame["code"][0] == "TIMEOUT" == via_acall.code
+        assert frame["attempts"][0] == 3 == via_acall.metadata.attempts
+        await asyncio.sleep(0.4)  # the abandoned attempts end: nothing more is recorded
+        assert [len(r.attempts) for r in caller.history] == [3, 3]
+
+    async def test_the_worker_left_behind_does_not_run_the_tool_again(
+            self, caller: ToolCaller) -> None:
+        """Once its tool lets go, the abandoned worker stops: no retry, no other row."""
+        started: list[float] = []
+
+        async def stuck_once() -> str:
+            started.append(time.monotonic())
+            end = time.monotonic() + 0.3
+            while time.monotonic() < end:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.sleep(0.01)
+            return "late"
+
+        caller.add(tool(stuck_once))
+        frame = await amap_calls(caller, "stuck_once", [{}], concurrency=1, progress=False,
+                                 timeout=50, deadline=150, retries=3, retryDelay=0)
+        assert frame["code"][0] == "TIMEOUT"
+        await asyncio.sleep(0.5)
+        assert len(started) == 1
+
+
+class TestCancellation:
+    @pytest.mark.parametrize(("name", "rows"), [
+        ("stubborn", [{"ms": 5_000}] + [{"ms": 0}] * 5),
+        ("swallow_once", [{}] * 6),
+    ], ids=["ignores-the-cancel", "returns-instead"])
+    async def test_cancel_stops_the_batch_whatever_the_tool_does(
+            self, caller: ToolCaller, released: list[asyncio.Event], name: str,
+            rows: list[dict[str, Any]]) -> None:
+        """After a cancel no further row starts, even if the running tool ignores the cancel."""
+        released.append(asyncio.Event())
+        caller.history.clear()
+        task = asyncio.create_task(amap_calls(caller, name, rows, concurrency=1,
+                                              progress=False, timeout=5_000, retries=0))
+        await asyncio.sleep(0.05)
+        started = time.perf_counter()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert time.perf_counter() - started < 1.0
+        released[0].set()
+        await asyncio.sleep(0.1)
+        assert len(caller.history) <= 1  # at most the row that was running; none after it
+
+    async def test_a_tool_raising_cancelled_error_by_itself_fails_its_row(
+            self, caller: ToolCaller) -> None:
+        """A CancelledError nobody asked for is the tool's failure, in a batch and in acall."""
+        frame = await asyncio.wait_for(amap_calls(
+            caller, "cancelled_inside", [{}] * 3, concurrency=2, progress=False, retries=0),
+            timeout=5)
+        assert frame["code"].tolist() == ["EXECUTION_ERROR"] * 3
+        envelope = await caller.acall("cancelled_inside", {}, retries=0)
+        assert envelope.code == "EXECUTION_ERROR"
+        assert "CancelledError" in envelope.error.message  # type: ignore[union-attr]
 
 
 class TestManyRows:

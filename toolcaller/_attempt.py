@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from toolcaller._types import JSONObject
 from toolcaller.adapters.base import Adapter, AttemptContext
 from toolcaller.core.tool import Tool
-from toolcaller.errors import ToolTimeoutError
+from toolcaller.errors import ExecutionError, ToolTimeoutError
 
 __all__ = ["LATE_S", "MAX_GRACE_S", "Watch", "run_in_task", "run_inline"]
 
@@ -55,6 +55,8 @@ async def run_in_task(adapter: Adapter, tool: Tool, params: JSONObject,
     # httpx's among them, must be left in the task that entered them.)
     inner = _start_task(loop, _attempt(adapter.arun(tool, params, ctx), waiter))
     if inner.done():  # Python 3.12+: an eager task that finished without suspending
+        if inner.cancelled():
+            raise _cancelled_by_tool()
         _check_late(loop, when, ctx)
         return inner.result()
     timer = loop.call_at(when, _wake, waiter)
@@ -66,6 +68,8 @@ async def run_in_task(adapter: Adapter, tool: Tool, params: JSONObject,
     finally:
         timer.cancel()
     if inner.done():
+        if inner.cancelled():  # nobody cancelled it: the tool raised CancelledError itself
+            raise _cancelled_by_tool()
         if loop.time() > when + LATE_S:
             _retrieve(inner)
         _check_late(loop, when, ctx)
@@ -96,13 +100,17 @@ async def run_inline(adapter: Adapter, tool: Tool, params: JSONObject, ctx: Atte
     try:
         output = await adapter.arun(tool, params, ctx)
     except asyncio.CancelledError:
-        if guard.expired and guard.task.uncancel() == 0:  # our cancel, not the caller's
-            raise _timed_out(ctx) from None
+        if guard.expired:
+            if guard.task.uncancel() == 0:  # our cancel, not the caller's
+                raise _timed_out(ctx) from None
+        elif guard.task.cancelling() == 0:  # nobody cancelled this task: the tool's own doing
+            raise _cancelled_by_tool() from None
         raise
-    except BaseException:
+    except BaseException as exc:
         if guard.expired:  # whatever the tool raised while it was being cancelled
             guard.task.uncancel()
-            raise _timed_out(ctx) from None
+            if not isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise _timed_out(ctx) from None
         raise
     finally:
         guard.finished = True
@@ -133,6 +141,11 @@ class _Guard:
     def _check(self) -> None:
         if not self.finished:
             self.watch.overdue()
+
+
+def _cancelled_by_tool() -> ExecutionError:
+    return ExecutionError("the tool raised CancelledError though the call was not cancelled "
+                          "(something it awaited was cancelled)")
 
 
 def _timed_out(ctx: AttemptContext) -> ToolTimeoutError:

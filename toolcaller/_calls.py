@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, Protocol
 
 from toolcaller._attempt import LATE_S, MAX_GRACE_S, run_in_task, run_inline
 from toolcaller._types import JSONObject
 from toolcaller.adapters.base import Adapter, AttemptContext
-from toolcaller.core.history import History, call_row
+from toolcaller.core.history import History, call_row, row_attempts
 from toolcaller.core.policy import MIN_ATTEMPT_MS, Attempt, CallPlan, Step
 from toolcaller.core.redact import collect_secrets, mask_text, redact_params, redact_value
 from toolcaller.core.results import to_result
@@ -28,9 +28,20 @@ from toolcaller.envelope import (
     call_envelope,
     now_utc,
 )
-from toolcaller.errors import ToolCallError, ToolTimeoutError
+from toolcaller.errors import ErrorCode, ToolCallError, ToolTimeoutError
 
-__all__ = ["AttemptRunner", "Prepared"]
+__all__ = ["Answer", "Answered", "AttemptRunner", "Outcome", "Prepared", "Success",
+           "as_envelope", "success_envelope"]
+
+Success = tuple[tuple[Any, ...], Any]
+"""A successful call as its history row (`toolcaller.core.history.call_row`) and result."""
+Outcome = Envelope | Success
+"""How a call's attempts end: a failure's envelope, or a success kept as row and result.
+
+The envelope of a success is built from them when wanted (`as_envelope`): a batch of
+10,000 calls then keeps plain tuples, which the garbage collector does not walk, instead
+of 60,000 model objects.
+"""
 
 
 class Prepared:
@@ -64,31 +75,53 @@ class Prepared:
 
 
 
-class _Overdue:
-    """Answers a call whose inline attempt is stuck in a tool that ignored its cancellation."""
+class Answer(Protocol):
+    """Where a watched call's outcome goes when its task is stuck in a tool (a batch row)."""
 
-    __slots__ = ("answer", "arrived", "attempt", "budget_s", "call_id", "p", "plan", "runner",
-                 "start")
+    def __call__(self, outcome: Outcome) -> None:
+        """Take the call's outcome, given without the stuck task."""
+
+    def take_over(self, rest: Coroutine[Any, Any, Outcome]) -> None:
+        """Run the call's remaining attempts without the stuck task; their outcome is the call's."""
+
+
+class Answered(Exception):
+    """Raised in a stuck task once its tool lets go: the call went on or ended without it."""
+
+
+class _Overdue:
+    """Takes a call away from an inline attempt stuck in a tool that ignored its cancellation."""
+
+    __slots__ = ("answer", "answered", "arrived", "attempt", "budget_s", "call_id", "p", "plan",
+                 "runner", "secrets", "start")
 
     def __init__(self, runner: AttemptRunner, p: Prepared, call_id: str, arrived: float,
-                 start: float, plan: CallPlan, answer: Callable[[Envelope], None]) -> None:
+                 start: float, plan: CallPlan, secrets: set[str], answer: Answer) -> None:
         self.runner, self.p, self.call_id, self.arrived, self.start = (
             runner, p, call_id, arrived, start)
-        self.plan, self.answer = plan, answer
+        self.plan, self.secrets, self.answer = plan, secrets, answer
         self.attempt: Attempt | None = None
         self.budget_s = 0.0
+        self.answered = False
 
     def overdue(self) -> None:
-        """Answer TIMEOUT now (`run_inline` calls this when the tool's grace ran out)."""
-        p, plan = self.p, self.plan
-        if self.attempt is None or not p.claim():
+        """End the stuck attempt as TIMEOUT; retry elsewhere or answer (`run_inline` calls it)."""
+        if self.answered or self.attempt is None:
             return
-        plan.end(self.attempt, ToolTimeoutError(
+        self.answered = True
+        p, plan, runner = self.p, self.plan, self.runner
+        error = ToolTimeoutError(
             f"no result within {self.budget_s * 1000:.0f} ms, and the tool ignored its "
-            "cancellation: it goes on running, abandoned"))
-        self.answer(self.runner._failed(
-            self.call_id, p.tool.name, p.params, None, plan.final_error(p.tool.name),
-            self.arrived, self.start, plan, (), secret_keys=p.secret_keys))
+            "cancellation: it goes on running, abandoned")
+        plan.end(self.attempt, error)
+        step = plan.next(error)
+        if step is not None:  # retries and time are left: they run without the stuck task
+            self.answer.take_over(runner._attempt_loop(
+                p, self.call_id, self.arrived, self.start, plan, step, self.secrets, None))
+            return
+        self.answer(runner._failed(self.call_id, p.tool.name, p.params, p,
+                                   plan.final_error(p.tool.name), self.arrived, self.start,
+                                   plan, self.secrets))
 
 
 class AttemptRunner:
@@ -120,7 +153,8 @@ class AttemptRunner:
                 error = _as_error(exc)
             else:
                 plan.end(attempt, None)
-                return self._succeeded(call_id, p, result, arrived, start, plan)
+                return success_envelope(*self._succeeded(call_id, p, result, arrived, start,
+                                                         plan))
             step = self._attempt_failed(plan, attempt, error, p)
             if step is not None and _blocking(error, p.tool):
                 step = self._await_straggler_sync(plan, error, step)
@@ -128,17 +162,23 @@ class AttemptRunner:
                             arrived, start, plan, secrets)
 
     async def _attempts_async(self, p: Prepared, call_id: str, arrived: float, start: float,
-                              answer: Callable[[Envelope], None] | None = None) -> Envelope:
-        """Run a call's attempts, each in a task of its own.
+                              answer: Answer | None = None) -> Outcome:
+        """Run a call's attempts, each in a task of its own (see `Outcome` for the result).
 
-        With `answer`, each runs inline in this task instead (`run_inline`): if a tool then
-        ignores its cancellation past the deadline, `answer(envelope)` receives the call's
-        TIMEOUT and this coroutine's own envelope, whenever it comes, is not recorded.
+        With `answer`, each runs inline in this task instead (`run_inline`). If a tool then
+        ignores its cancellation past its grace, the call goes on without this task: its
+        outcome goes to `answer`, and this task raises `Answered` once the tool lets go.
         """
         plan = CallPlan(p.options, start, self._clock, self._rng)
         secrets: set[str] = set()
-        watch = _Overdue(self, p, call_id, arrived, start, plan, answer) if answer else None
-        step = plan.first()
+        watch = (_Overdue(self, p, call_id, arrived, start, plan, secrets, answer)
+                 if answer is not None else None)
+        return await self._attempt_loop(p, call_id, arrived, start, plan, plan.first(), secrets,
+                                        watch)
+
+    async def _attempt_loop(self, p: Prepared, call_id: str, arrived: float, start: float,
+                            plan: CallPlan, step: Step | None, secrets: set[str],
+                            watch: _Overdue | None) -> Outcome:
         while step is not None:
             if step.wait_s > 0:
                 await self._asleep(step.wait_s)
@@ -158,8 +198,12 @@ class AttemptRunner:
             except BaseException as exc:  # noqa: BLE001 - mapped to a code in _attempt_failed
                 error = _as_error(exc)
             else:
+                if watch is not None and watch.answered:
+                    raise Answered
                 plan.end(attempt, None)
                 return self._succeeded(call_id, p, result, arrived, start, plan)
+            if watch is not None and watch.answered:
+                raise Answered
             step = self._attempt_failed(plan, attempt, error, p)
             if step is not None and _blocking(error, p.tool):
                 step = await asyncio.to_thread(self._await_straggler_sync, plan, error, step)
@@ -192,18 +236,12 @@ class AttemptRunner:
     # -- envelopes and history -------------------------------------------------------------
 
     def _succeeded(self, call_id: str, p: Prepared, result: Any, arrived: float,
-                   start: float, plan: CallPlan) -> Envelope:
-        duration = _ms(self._clock() - start)
-        trail = _trail(plan)
-        envelope = call_envelope(success=True, result=result, error=None, duration=duration,
-                                 attempts=len(plan.attempts), tool_name=p.tool.name,
-                                 timestamp=now_utc(arrived), call_id=call_id, trail=trail)
+                   start: float, plan: CallPlan) -> Success:
+        row = call_row(call_id, p.tool.name, arrived, _ms(self._clock() - start), True, None,
+                       None, p.options, _attempt_rows(plan, ()))
         if p.claim():
-            self.history.add_row(call_row(
-                call_id, p.tool.name, arrived, duration, True, None, None, p.options,
-                _attempt_rows(plan, ()),
-            ), p.redacted)
-        return envelope
+            self.history.add_row(row, p.redacted)
+        return row, result
 
     def _failed(self, call_id: str, name: Any, params: Any, p: Prepared | None,
                 error: ToolCallError, arrived: float, start: float, plan: CallPlan | None,
@@ -244,6 +282,21 @@ def _as_error(exc: BaseException) -> ToolCallError:
 def _blocking(error: ToolCallError, tool: Tool) -> bool:
     straggler = getattr(error, "straggler", None)
     return straggler is not None and getattr(straggler, "running", False) and not tool.idempotent
+
+
+def success_envelope(row: tuple[Any, ...], result: Any) -> Envelope:
+    """Build the envelope of a successful call from its history row and result."""
+    trail = [attempt_info(a[0], None if a[4] is None else ErrorCode(a[4]), round(a[2], 3),
+                          round(a[3], 3))
+             for a in row_attempts(row)]
+    return call_envelope(success=True, result=result, error=None, duration=row[3],
+                         attempts=len(trail), tool_name=row[1], timestamp=now_utc(row[2]),
+                         call_id=row[0], trail=trail)
+
+
+def as_envelope(outcome: Outcome) -> Envelope:
+    """Return the envelope of an outcome, building it for a success."""
+    return outcome if isinstance(outcome, Envelope) else success_envelope(*outcome)
 
 
 def _trail(plan: CallPlan) -> list[AttemptInfo]:

@@ -11,7 +11,7 @@ frame's index is kept). A row that is not a dict gets its own INVALID_PARAMS env
 
 **Output.** A DataFrame in input order: the input columns, then `success`, `code`, `message`,
 `result`, `duration_ms`, `attempts`, `call_id` (an input column named like one of these is
-renamed `param:<name>`). `frame.attrs["envelopes"]` is an `Envelopes` tuple, one `Envelope` per
+renamed `param:<name>`). `frame.attrs["envelopes"]` is an `Envelopes` sequence, one `Envelope` per
 row by position (`frame.attrs["envelopes"][k]` belongs to `frame.iloc[k]`); pandas shares it
 with derived frames instead of deep-copying it, so after filtering, look rows up by `call_id`
 (`caller.history.get(call_id)`) or by position in the original frame.
@@ -42,15 +42,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import math
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolcaller._batch_run import OUTCOME_COLUMNS, Envelopes, LocalRun, advance
 from toolcaller._progress import Bar, progress_bar
 from toolcaller._remote import CallerSource, record_remote, run_row, source_for
 from toolcaller.envelope import Envelope
@@ -64,21 +64,9 @@ if TYPE_CHECKING:
 __all__ = ["OUTCOME_COLUMNS", "CallerSource", "Envelopes", "amap_calls", "map_calls", "source_for"]
 
 DEFAULT_CONCURRENCY = 16
-OUTCOME_COLUMNS = ("success", "code", "message", "result", "duration_ms", "attempts", "call_id")
 CANCEL_GRACE_S = 5.0
 """How long `map` waits for cancelled rows to unwind after Ctrl-C."""
 _PLAIN = frozenset({str, int, float, bool, dict, list, type(None)})
-_LEFT_BEHIND: set[asyncio.Task[Any]] = set()
-"""Workers stuck in a tool that ignored its cancellation, until they end by themselves."""
-
-
-class Envelopes(tuple[Envelope, ...]):
-    """The envelopes of a batch, in row order; pandas shares it instead of deep-copying it."""
-
-    __slots__ = ()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Envelopes:
-        return self  # envelopes are frozen: sharing is safe, and copying 10,000 of them is not
 
 
 # -- public API ---------------------------------------------------------------------------------
@@ -122,7 +110,7 @@ def map_calls(
     bar = progress_bar(progress, len(batch.rows), tool_name)
     unwound = threading.Event()
 
-    async def run() -> list[Envelope]:
+    async def run() -> Envelopes:
         try:
             return await work.run(bar)
         finally:
@@ -195,7 +183,7 @@ class _Batch:
             rows = [_row_from_dict(r) if isinstance(r, dict) else r for r in params]
         return cls(caller, tool_name, rows, table, concurrency, options, option_kwargs)
 
-    def frame(self, envelopes: Sequence[Envelope]) -> pd.DataFrame:
+    def frame(self, envelopes: Envelopes) -> pd.DataFrame:
         """Return the input columns plus one outcome column set per row, in input order."""
         import pandas as pd
 
@@ -207,29 +195,18 @@ class _Batch:
         clash = {c: f"param:{c}" for c in inputs.columns if c in OUTCOME_COLUMNS}
         if clash:
             inputs = inputs.rename(columns=clash)
-        outcomes = pd.DataFrame(_outcome_columns(envelopes), index=inputs.index)
-        outcomes["result"] = pd.Series([e.result for e in envelopes], index=inputs.index,
-                                       dtype=object)
+        columns = envelopes._columns()
+        results = columns.pop("result")
+        outcomes = pd.DataFrame(columns, index=inputs.index)
+        outcomes["result"] = pd.Series(results, index=inputs.index, dtype=object)
         frame = pd.concat([inputs, outcomes[list(OUTCOME_COLUMNS)]], axis=1)
-        frame.attrs["envelopes"] = Envelopes(envelopes)
+        frame.attrs["envelopes"] = envelopes
         return frame
 
 
 def _is_frame(value: Any) -> bool:
     pandas = sys.modules.get("pandas")  # a DataFrame can only exist if pandas was imported
     return pandas is not None and isinstance(value, pandas.DataFrame)
-
-
-def _outcome_columns(envelopes: Sequence[Envelope]) -> dict[str, list[Any]]:
-    metas = [e.metadata for e in envelopes]
-    return {
-        "success": [e.success for e in envelopes],
-        "code": [e.error.code.value if e.error else None for e in envelopes],
-        "message": [e.error.message if e.error else None for e in envelopes],
-        "duration_ms": [float(m.duration) for m in metas],
-        "attempts": [getattr(m, "attempts", 0) for m in metas],
-        "call_id": [getattr(m, "call_id", None) for m in metas],
-    }
 
 
 def _row_from_record(record: dict[Any, Any]) -> dict[str, Any]:
@@ -282,13 +259,10 @@ class _Work:
             self.source = source_for(batch.caller, batch.tool_name, source)
         self.options = dict(batch.options or {}) | batch.option_kwargs
 
-    async def run(self, bar: Bar) -> list[Envelope]:
+    async def run(self, bar: Bar) -> Envelopes:
         if self.executor is None:
-            return await self._run_local(bar)
-        return await self._run_executor(self.executor, bar)
-
-    async def _run_local(self, bar: Bar) -> list[Envelope]:
-        return await _LocalRun(self.batch, bar).run()
+            return await LocalRun(self.batch, bar).run()
+        return Envelopes(await self._run_executor(self.executor, bar))
 
     async def _run_executor(self, executor: concurrent.futures.Executor,
                             bar: Bar) -> list[Envelope]:
@@ -308,7 +282,7 @@ class _Work:
                 for future in done:
                     index = pending.pop(future)
                     envelope = out[index] = self._collect(future, batch.rows[index])
-                    _advance(bar, envelope.success)
+                    advance(bar, envelope.success)
         except BaseException:
             for future in pending:
                 future.cancel()
@@ -346,103 +320,6 @@ class _Work:
         now = caller._clock()
         return caller._failed(caller._next_id(), name, row, None, error, caller._wall(), now,
                               None, ())
-
-
-def _advance(bar: Bar, ok: bool) -> None:
-    with contextlib.suppress(Exception):  # a broken progress display must not stop the batch
-        bar.advance(ok)
-
-
-class _LocalRun:
-    """Rows on this loop: `concurrency` workers, each running its rows' attempts inline.
-
-    A worker runs one row at a time in its own task, with no task per attempt: the next row
-    starts in the same step as the last one ends, which keeps thousands of calls in flight
-    cheap. A tool that ignores its cancellation would hold its worker: past the row's
-    deadline the engine answers the row TIMEOUT through `answer`, the worker is left behind,
-    and a new one takes its place.
-    """
-
-    def __init__(self, batch: _Batch, bar: Bar) -> None:
-        self.batch, self.bar = batch, bar
-        self.out: list[Envelope | None] = [None] * len(batch.rows)
-        self.todo = iter(range(len(batch.rows)))  # shared by the workers: one loop, no race
-        self.left = len(batch.rows)
-        self.workers: set[asyncio.Task[None]] = set()
-        self.finished: asyncio.Future[None] | None = None
-
-    async def run(self) -> list[Envelope]:
-        if not self.left:
-            return []
-        self.finished = asyncio.get_running_loop().create_future()
-        for _ in range(min(self.batch.concurrency, self.left)):
-            self._spawn()
-        try:
-            await self.finished
-        except BaseException:
-            for task in self.workers:
-                task.cancel()
-            if self.workers:
-                await asyncio.wait(self.workers, timeout=CANCEL_GRACE_S)
-            raise
-        return self.out  # type: ignore[return-value]
-
-    def _spawn(self) -> None:
-        task = asyncio.get_running_loop().create_task(self._work())
-        self.workers.add(task)
-        task.add_done_callback(self._ended)
-
-    async def _work(self) -> None:
-        batch, task = self.batch, asyncio.current_task()
-        for index in self.todo:
-            slot = _Slot(self, index, task)
-            envelope = await _call_one(batch, batch.rows[index], slot)
-            if slot.answered:
-                return  # the row was answered without this worker, which a new one replaced
-            self._settle(index, envelope)
-
-    def _settle(self, index: int, envelope: Envelope) -> None:
-        self.out[index] = envelope
-        _advance(self.bar, envelope.success)
-        self.left -= 1
-        if not self.left and self.finished is not None and not self.finished.done():
-            self.finished.set_result(None)
-
-    def _ended(self, task: asyncio.Task[None]) -> None:
-        self.workers.discard(task)
-        if task.cancelled() or self.finished is None or self.finished.done():
-            return
-        error = task.exception()
-        if error is not None:  # Ctrl-C or a bug: the batch stops, it does not hang
-            self.finished.set_exception(error)
-
-
-class _Slot:
-    """One row in a worker: what the engine calls to answer it without the worker."""
-
-    __slots__ = ("answered", "index", "run", "task")
-
-    def __init__(self, run: _LocalRun, index: int, task: asyncio.Task[Any] | None) -> None:
-        self.run, self.index, self.task, self.answered = run, index, task, False
-
-    def __call__(self, envelope: Envelope) -> None:
-        self.answered = True
-        if self.task is not None:  # left behind: referenced until the tool lets it end
-            self.run.workers.discard(self.task)
-            _LEFT_BEHIND.add(self.task)
-            self.task.add_done_callback(_LEFT_BEHIND.discard)
-        self.run._settle(self.index, envelope)
-        if self.run.left:
-            self.run._spawn()
-
-
-async def _call_one(batch: _Batch, row: Any, slot: _Slot | None = None) -> Envelope:
-    caller = batch.caller
-    try:
-        return await caller._acall(batch.tool_name, row, batch.options, batch.option_kwargs,
-                                   slot)
-    except Exception as exc:  # noqa: BLE001 - one row's failure must not stop the batch
-        return caller._last_resort({"toolName": batch.tool_name}, exc)
 
 
 def _call_row(caller: ToolCaller, tool_name: str, params: Any,

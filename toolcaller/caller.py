@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolcaller._calls import AttemptRunner, Prepared, _ms
+from toolcaller._calls import Answer, AttemptRunner, Outcome, Prepared, _ms, as_envelope
 from toolcaller._loop import LoopThread
 from toolcaller._types import JSONObject
 from toolcaller.adapters.base import Adapter
 from toolcaller.adapters.python import PythonAdapter
 from toolcaller.core.history import History
-from toolcaller.core.options import resolve_options
+from toolcaller.core.options import options_for
 from toolcaller.core.redact import (
     redact_params,
     secret_names_in_schema,
@@ -30,7 +30,6 @@ from toolcaller.core.tool import Tool
 from toolcaller.envelope import (
     DiscoveryMetadata,
     Envelope,
-    Options,
     now_utc,
 )
 from toolcaller.errors import (
@@ -175,12 +174,12 @@ class ToolCaller(AttemptRunner):
         future = self.loop_thread.submit(self._attempts_async(p, call_id, arrived, start))
         remaining = start + p.options.deadline / 1000.0 - self._clock()
         try:
-            return future.result(timeout=max(remaining, 0.0) + LOOP_GRACE_S)
+            return as_envelope(future.result(timeout=max(remaining, 0.0) + LOOP_GRACE_S))
         except concurrent.futures.TimeoutError:
             # An async tool blocks the private loop (time.sleep in async code): no timer there
             # can fire. Answer now; the abandoned run records nothing when it ends.
             if not p.claim():
-                return future.result()  # the attempts finished just now: their answer stands
+                return as_envelope(future.result())  # the attempts finished just now
             future.cancel()
             error = ToolTimeoutError(
                 f"no answer within the {p.options.deadline:g} ms deadline: a tool is blocking "
@@ -194,10 +193,10 @@ class ToolCaller(AttemptRunner):
     async def acall(self, name: str, params: JSONObject | None = None, /,
                     options: JSONObject | None = None, **option_kwargs: Any) -> Envelope:
         """Call a tool from async code; async tools run on the running loop."""
-        return await self._acall(name, params, options, option_kwargs)
+        return as_envelope(await self._acall(name, params, options, option_kwargs))
 
     async def _acall(self, name: Any, params: Any, options: Any, option_kwargs: dict[str, Any],
-                     answer: Callable[[Envelope], None] | None = None) -> Envelope:
+                     answer: Answer | None = None) -> Outcome:
         """`acall`; with `answer`, attempts run inline in this task (see `_attempts_async`)."""
         arrived, start = self._wall(), self._clock()
         call_id = self._next_id()
@@ -332,7 +331,7 @@ class ToolCaller(AttemptRunner):
             validator = cache["validator"] = ParamsValidator(tool.params_schema)
         secret_keys: frozenset[str] = cache["secret_keys"]
         try:
-            opts = _options_for(tool, options, kwargs)
+            opts = options_for(tool, options, kwargs)
             redacted = redact_params(params, secret_keys)  # also refuses NaN and Infinity
             _validate(name, validator, params, cache.get("coerce"))
         except InvalidParamsError as error:
@@ -423,29 +422,6 @@ def _validate(name: str, validator: ParamsValidator, params: JSONObject,
         )
     if coerce is not None:
         coerce(params)  # a @tool's richer types (datetimes, enums, models) are checked too
-
-
-def _options_for(tool: Tool, options: Any, kwargs: dict[str, Any]) -> Options:
-    if options is None and not kwargs:
-        opts = tool.cache.get("options")
-        if opts is None:
-            opts = tool.cache["options"] = resolve_options(tool.options, None)
-        return opts
-    if options is None:
-        try:
-            key = tuple(kwargs.items())
-            by_key = tool.cache.setdefault("options_by_key", {})
-            opts = by_key.get(key)
-        except TypeError:  # unhashable option values: resolve (and fail) below
-            key, by_key, opts = None, None, None
-        if opts is None:
-            opts = resolve_options(tool.options, kwargs)
-            if by_key is not None and len(by_key) < 256:
-                by_key[key] = opts
-        return opts
-    if kwargs and isinstance(options, dict):
-        options = {**options, **kwargs}
-    return resolve_options(tool.options, options)
 
 
 def _not_found(name: str, close: list[str]) -> ToolNotFoundError:

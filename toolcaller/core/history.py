@@ -16,7 +16,8 @@ from toolcaller.envelope import Options, format_timestamp, now_utc
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["AttemptRecord", "CallRecord", "History", "call_row"]
+__all__ = ["AttemptRecord", "CallRecord", "History", "call_row", "row_attempt_count",
+           "row_attempts"]
 
 DEFAULT_MAX_CALLS = 10_000
 
@@ -202,7 +203,7 @@ class History:
             "success": pd.Series(columns[4], dtype="bool"),
             "code": pd.Series(columns[5], dtype="object"),
             "message": pd.Series(columns[6], dtype="object"),
-            "attempts": pd.Series([_attempt_count(r) for r in rows], dtype="int64"),
+            "attempts": pd.Series([row_attempt_count(r) for r in rows], dtype="int64"),
             "params": pd.Series(params, dtype="object"),
         })
 
@@ -215,7 +216,7 @@ class History:
                 rows = list(self._rows)
         else:
             rows = [_row(r) for r in records]
-        pairs = [(r, a) for r in rows for a in _attempts(r)]
+        pairs = [(r, a) for r in rows for a in row_attempts(r)]
         return pd.DataFrame({
             "call_id": [r[0] for r, _ in pairs],
             "tool_name": [r[1] for r, _ in pairs],
@@ -277,11 +278,13 @@ def _row(record: CallRecord) -> tuple[Any, ...]:
                     tuple(v for a in record.attempts for v in a))
 
 
-def _attempts(row: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+def row_attempts(row: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """Return a row's attempts, each as the `AttemptRecord` fields."""
     return [row[i:i + _ATTEMPT_WIDTH] for i in range(_ATTEMPTS, len(row), _ATTEMPT_WIDTH)]
 
 
-def _attempt_count(row: tuple[Any, ...]) -> int:
+def row_attempt_count(row: tuple[Any, ...]) -> int:
+    """Return how many attempts a row holds."""
     return (len(row) - _ATTEMPTS) // _ATTEMPT_WIDTH
 
 
@@ -290,4 +293,4 @@ def _record(row: tuple[Any, ...], params: Any) -> CallRecord:
     options = (Options.model_construct(**dict(zip(_OPTION_FIELDS, values, strict=True)))
                if values[0] is not None else None)
     return CallRecord(row[0], row[1], row[2], row[3], row[4], row[5], row[6], params, options,
-                      [AttemptRecord._make(a) for a in _attempts(row)])
+                      [AttemptRecord._make(a) for a in row_attempts(row)])

@@ -7,10 +7,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from toolcaller.core.tool import Tool
 from toolcaller.envelope import Options
 from toolcaller.errors import InvalidParamsError
 
-__all__ = ["describe_validation_error", "option_key", "resolve_options"]
+__all__ = ["describe_validation_error", "option_key", "options_for", "resolve_options"]
 
 _ALIASES = {name: (field.alias or name) for name, field in Options.model_fields.items()}
 _KEYS = sorted(set(_ALIASES.values()))
@@ -69,3 +70,27 @@ def _type_name(value: Any) -> str:
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
              int: "a number", float: "a number", type(None): "null"}
     return names.get(type(value), type(value).__name__)
+
+
+def options_for(tool: Tool, options: Any, kwargs: dict[str, Any]) -> Options:
+    """Resolve a call's options for `tool`; the common cases are cached on the tool."""
+    if options is None and not kwargs:
+        opts = tool.cache.get("options")
+        if opts is None:
+            opts = tool.cache["options"] = resolve_options(tool.options, None)
+        return opts
+    if options is None:
+        try:
+            key = tuple(kwargs.items())
+            by_key = tool.cache.setdefault("options_by_key", {})
+            opts = by_key.get(key)
+        except TypeError:  # unhashable option values: resolve (and fail) below
+            key, by_key, opts = None, None, None
+        if opts is None:
+            opts = resolve_options(tool.options, kwargs)
+            if by_key is not None and len(by_key) < 256:
+                by_key[key] = opts
+        return opts
+    if kwargs and isinstance(options, dict):
+        options = {**options, **kwargs}
+    return resolve_options(tool.options, options)
