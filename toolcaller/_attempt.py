@@ -19,7 +19,7 @@ from toolcaller.adapters.base import Adapter, AttemptContext
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, ToolTimeoutError
 
-__all__ = ["LATE_S", "MAX_GRACE_S", "Watch", "run_in_task", "run_inline"]
+__all__ = ["LATE_S", "MAX_GRACE_S", "TaskTimer", "Watch", "run_in_task", "run_inline"]
 
 _ABANDONED: set[asyncio.Task[Any]] = set()
 """Attempts that ignored their cancellation: kept referenced until they end by themselves."""
@@ -32,6 +32,9 @@ LATE_S = 0.005
 
 class Watch(Protocol):
     """What runs inline attempts: told when a tool ignores its cancellation past its grace."""
+
+    timer: TaskTimer
+    """The timer of the task the attempts run in."""
 
     def overdue(self) -> None:
         """The attempt's task is stuck in the tool: answer without it, and leave it behind."""
@@ -93,10 +96,11 @@ async def run_inline(adapter: Adapter, tool: Tool, params: JSONObject, ctx: Atte
     A tool that ignores the cancellation holds this task: `grace_s` later, `watch.overdue()`
     is called so that the caller answers TIMEOUT without it.
     """
-    loop = asyncio.get_running_loop()
+    timer = watch.timer
+    loop = timer.loop
     when = loop.time() + ctx.timeout_s
-    guard = _Guard(asyncio.current_task(), grace_s, watch)  # type: ignore[arg-type]
-    timer = loop.call_at(when, guard.expire)
+    guard = _Guard(timer.task, grace_s, watch)
+    timer.arm(when, guard)
     try:
         output = await adapter.arun(tool, params, ctx)
     except asyncio.CancelledError:
@@ -114,7 +118,7 @@ async def run_inline(adapter: Adapter, tool: Tool, params: JSONObject, ctx: Atte
         raise
     finally:
         guard.finished = True
-        timer.cancel()
+        timer.disarm()
     if guard.expired:  # the tool swallowed the cancellation, then returned
         guard.task.uncancel()
         raise ToolTimeoutError(
@@ -122,6 +126,57 @@ async def run_inline(adapter: Adapter, tool: Tool, params: JSONObject, ctx: Atte
             "cancellation and returned later)")
     _check_late(loop, when, ctx)
     return output
+
+
+class TaskTimer:
+    """The timeouts of the attempts one task runs inline, on one timer re-armed lazily.
+
+    A timer per attempt is a handle to make, push on the loop's heap, cancel and pop again
+    for every call. Here a handle outlives the attempts that end before it fires; when it
+    fires early for the attempt running then, it is set again for that attempt's time.
+    """
+
+    __slots__ = ("guard", "handle", "loop", "task", "when")
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None, "a TaskTimer belongs to the task that makes it"
+        self.task = task
+        self.handle: asyncio.TimerHandle | None = None
+        self.guard: _Guard | None = None
+        self.when = 0.0
+
+    def arm(self, when: float, guard: _Guard) -> None:
+        """Expire `guard` at loop time `when` unless `disarm` comes first."""
+        self.when, self.guard = when, guard
+        if self.handle is not None and self.handle.when() > when:
+            self.handle.cancel()  # set for a later time than this attempt's (a cut budget)
+            self.handle = None
+        if self.handle is None:
+            self.handle = self.loop.call_at(when, self._fire)
+
+    def disarm(self) -> None:
+        """The attempt ended: nothing to expire (the handle stays for the next attempt)."""
+        self.guard = None
+
+    def close(self) -> None:
+        """The task runs no more attempts."""
+        self.guard = None
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+    def _fire(self) -> None:
+        self.handle = None
+        guard = self.guard
+        if guard is None:
+            return
+        if self.loop.time() < self.when:  # an earlier attempt's time: wait for this one's
+            self.handle = self.loop.call_at(self.when, self._fire)
+            return
+        self.guard = None
+        guard.expire()
 
 
 class _Guard:

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Coroutine, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from toolcaller._attempt import MAX_GRACE_S
+from toolcaller._attempt import MAX_GRACE_S, TaskTimer
 from toolcaller._calls import Answered, Outcome, success_envelope
 from toolcaller._progress import Bar
 from toolcaller.core.history import row_attempt_count
@@ -76,8 +76,18 @@ class Envelopes(Sequence[Envelope]):
 
     def _columns(self) -> dict[str, list[Any]]:
         """The frame's outcome columns, read without building the successes' envelopes."""
+        items, results = self._items, self._results
+        rows = [item for item in items if type(item) is tuple]
+        if len(rows) == len(items):  # all succeeded: whole columns at once
+            return {
+                "success": [True] * len(items), "code": [None] * len(items),
+                "message": [None] * len(items), "result": list(results),
+                "duration_ms": [float(row[3]) for row in rows],
+                "attempts": [row_attempt_count(row) for row in rows],
+                "call_id": [row[0] for row in rows],
+            }
         columns: dict[str, list[Any]] = {name: [] for name in OUTCOME_COLUMNS}
-        for item, result in zip(self._items, self._results, strict=True):
+        for item, result in zip(items, results, strict=True):
             if isinstance(item, Envelope):
                 meta, error = item.metadata, item.error
                 values = (item.success, error.code.value if error else None,
@@ -151,16 +161,19 @@ class LocalRun:
         return not self.stopping and self.finished is not None and not self.finished.done()
 
     async def _work(self) -> None:
-        batch, task = self.batch, asyncio.current_task()
-        while self.open:
-            index = next(self.todo, None)
-            if index is None:
-                return
-            slot = _Slot(self, index, task)
-            outcome = await call_one(batch, batch.rows[index], slot)
-            if slot.taken or outcome is None:
-                return  # the row went on without this worker, which a new one replaced
-            self.settle(index, outcome)
+        batch, task, timer = self.batch, asyncio.current_task(), TaskTimer()
+        try:
+            while self.open:
+                index = next(self.todo, None)
+                if index is None:
+                    return
+                slot = _Slot(self, index, task, timer)
+                outcome = await call_one(batch, batch.rows[index], slot)
+                if slot.taken or outcome is None:
+                    return  # the row went on without this worker, which a new one replaced
+                self.settle(index, outcome)
+        finally:
+            timer.close()
 
     def settle(self, index: int, outcome: Outcome) -> None:
         """Keep a row's outcome; the batch is finished when every row has one."""
@@ -191,10 +204,11 @@ class LocalRun:
 class _Slot:
     """One row in a worker: how the engine takes the row away from a stuck worker."""
 
-    __slots__ = ("index", "run", "taken", "task")
+    __slots__ = ("index", "run", "taken", "task", "timer")
 
-    def __init__(self, run: LocalRun, index: int, task: asyncio.Task[Any] | None) -> None:
-        self.run, self.index, self.task, self.taken = run, index, task, False
+    def __init__(self, run: LocalRun, index: int, task: asyncio.Task[Any] | None,
+                 timer: TaskTimer) -> None:
+        self.run, self.index, self.task, self.timer, self.taken = run, index, task, timer, False
 
     def __call__(self, outcome: Outcome) -> None:
         """The row's outcome, given without the worker."""
