@@ -16,7 +16,7 @@ from toolcaller.envelope import Envelope
 if TYPE_CHECKING:
     from toolcaller.caller import ToolCaller
 
-__all__ = ["OUTCOME_COLUMNS", "Batch", "Envelopes", "LocalRun", "advance", "call_one"]
+__all__ = ["OUTCOME_COLUMNS", "Batch", "Envelopes", "LocalRun", "advance"]
 
 OUTCOME_COLUMNS = ("success", "code", "message", "result", "duration_ms", "attempts", "call_id")
 _LEFT_BEHIND: set[asyncio.Task[Any]] = set()
@@ -162,15 +162,25 @@ class LocalRun:
 
     async def _work(self) -> None:
         batch, task, timer = self.batch, asyncio.current_task(), TaskTimer()
+        caller, name = batch.caller, batch.tool_name
         try:
             while self.open:
                 index = next(self.todo, None)
                 if index is None:
                     return
                 slot = _Slot(self, index, task, timer)
-                outcome = await call_one(batch, batch.rows[index], slot)
-                if slot.taken or outcome is None:
+                try:  # awaited here, not in a helper coroutine: a frame fewer per row
+                    started = caller._begin(name, batch.rows[index], batch.options,
+                                            batch.option_kwargs, slot)
+                    outcome = started if isinstance(started, Envelope) else await started
+                except Answered:
                     return  # the row went on without this worker, which a new one replaced
+                except Exception as exc:  # noqa: BLE001 - a row's failure never stops the batch
+                    if slot.taken:
+                        return
+                    outcome = caller._last_resort({"toolName": name}, exc)
+                if slot.taken:
+                    return
                 self.settle(index, outcome)
         finally:
             timer.close()
@@ -246,16 +256,3 @@ def _forget(task: asyncio.Task[Any]) -> None:
     _LEFT_BEHIND.discard(task)
     if not task.cancelled():
         task.exception()  # retrieved: asyncio does not log it as never retrieved
-
-
-async def call_one(batch: Batch, row: Any, slot: _Slot | None = None) -> Outcome | None:
-    caller = batch.caller
-    try:
-        return await caller._acall(batch.tool_name, row, batch.options, batch.option_kwargs,
-                                   slot)
-    except Answered:
-        return None  # the row went on without this worker
-    except Exception as exc:  # noqa: BLE001 - one row's failure must not stop the batch
-        if slot is not None and slot.taken:
-            return None
-        return caller._last_resort({"toolName": batch.tool_name}, exc)

@@ -191,18 +191,15 @@ class History:
                 rows, params = list(self._rows), list(self._params)
         else:
             rows, params = [_row(r) for r in records], [r.params for r in records]
-        # One list per column: a tuple per row makes 100,000 objects for the GC to chase.
-        # Rows differ in length (one to many attempts): zip stops at the shortest, which is
-        # past every call field.
-        columns = list(zip(*rows, strict=False)) if rows else [()] * _ATTEMPTS
+        # One list per column, read straight from the rows.
         return pd.DataFrame({
-            "call_id": list(columns[0]),
-            "tool_name": list(columns[1]),
-            "timestamp": pd.to_datetime(list(columns[2]), unit="s", utc=True),
-            "duration_ms": pd.Series(columns[3], dtype="float64"),
-            "success": pd.Series(columns[4], dtype="bool"),
-            "code": pd.Series(columns[5], dtype="object"),
-            "message": pd.Series(columns[6], dtype="object"),
+            "call_id": [r[0] for r in rows],
+            "tool_name": [r[1] for r in rows],
+            "timestamp": pd.to_datetime([r[2] for r in rows], unit="s", utc=True),
+            "duration_ms": pd.Series([r[3] for r in rows], dtype="float64"),
+            "success": pd.Series([r[4] for r in rows], dtype="bool"),
+            "code": pd.Series([r[5] for r in rows], dtype="object"),
+            "message": pd.Series([r[6] for r in rows], dtype="object"),
             "attempts": pd.Series([row_attempt_count(r) for r in rows], dtype="int64"),
             "params": pd.Series(params, dtype="object"),
         })
