@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
 from collections.abc import Callable
@@ -40,6 +41,7 @@ def concurrency(quick: bool) -> list[dict[str, Any]]:
         ideal = n / limit * TOOL_S
         target = ("<=", round(ideal * 1.1, 3))
         label = f"{n:,} × 50 ms at {limit}"
+        gc.collect()  # each case starts owing the collector nothing for the one before it
         bare = asyncio.run(_bare_gather(n, limit))
         rows.append(row("concurrency", f"{label}: bare gather of the tool", bare, "s",
                         reference=ideal, note="reference: the ideal n / limit × 50 ms"))
@@ -48,6 +50,7 @@ def concurrency(quick: bool) -> list[dict[str, Any]]:
             with ToolCaller(tools=[tool(sleep50)]) as caller:
                 way(caller, limit, limit)  # warm up: one round of `limit` calls
                 caller.history.clear()
+                gc.collect()
                 wall, failed = way(caller, n, limit)
             note = f"{failed} calls failed" if failed else ""
             rows.append(row("concurrency", f"{label}: {name}", wall, "s", reference=ideal,
