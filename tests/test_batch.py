@@ -7,6 +7,7 @@ import datetime
 import json
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -154,6 +155,21 @@ class TestRowsAndFrame:
         assert envelopes[1].error.code == "EXECUTION_ERROR"
         assert envelopes[2].metadata.call_id == frame["call_id"].iloc[2]
         assert frame[frame["success"]].attrs["envelopes"] is envelopes
+
+    def test_success_envelopes_are_built_when_read_and_equal_a_call(
+            self, caller: ToolCaller) -> None:
+        """A success row's envelope, built on reading, is the one `call` gives; it pickles."""
+        frame = map_calls(caller, "math.divide", DIVISIONS, progress=False)
+        envelopes = frame.attrs["envelopes"]
+        first = envelopes[0]
+        assert envelopes[0] is first  # built once
+        direct = caller.call("math.divide", DIVISIONS[0]).to_dict()
+        built = first.to_dict()
+        assert built["result"] == direct["result"] == frame["result"][0]
+        assert set(built["metadata"]) == set(direct["metadata"])
+        assert [e.success for e in envelopes[-4:]] == frame["success"].tolist()
+        again = pickle.loads(pickle.dumps(frame))
+        assert again.attrs["envelopes"][2].to_dict() == envelopes[2].to_dict()
 
     def test_a_row_that_is_not_an_object_fails_alone(self, caller: ToolCaller) -> None:
         """A row that is not a dict gets INVALID_PARAMS; the other rows run."""
