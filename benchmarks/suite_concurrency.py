@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -114,6 +115,8 @@ def timeouts(quick: bool) -> list[dict[str, Any]]:
         with ToolCaller.from_file(python) as caller:
             rows.append(asyncio.run(_alate("async tool, acall()", n, caller, "py.slow")))
             rows.append(_late("async tool, call()", n, _caller(caller, "py.slow")))
+            rows.append(_batch_late("async tool in a batch, amap() (inline attempts)", n,
+                                    caller, "py.slow"))
             rows.append(_late("sync tool in a thread, call()", n,
                               _caller(caller, "py.slow_sync", {"seconds": 0.3})))
             rows.append(_late("sync tool, isolation process", n, _caller(caller, "py.hang")))
@@ -123,7 +126,24 @@ def timeouts(quick: bool) -> list[dict[str, Any]]:
             rows.append(_kind_late("http (server answers after 1 s)", n, "http.slow",
                                    lambda: http_registry(folder, base),
                                    "toolcaller.adapters.http"))
+    rows.append(_mcp_late("mcp (server sleeps 1 s, request cancelled)", n))
     return rows
+
+
+def _mcp_late(case: str, n: int) -> dict[str, Any]:
+    """An MCP stdio tool that sleeps past the timeout: the request is cancelled on the server."""
+    try:
+        from toolcaller.sources.mcp import attach_mcp_servers
+    except ImportError as exc:
+        return skipped("timeouts", case, f"no MCP support ({exc})")
+    from benchmarks.suite_overhead import MCP_SERVER
+
+    if not MCP_SERVER.exists():
+        return skipped("timeouts", case, f"no test server at {MCP_SERVER}")
+    with ToolCaller(tools=[]) as caller:
+        attach_mcp_servers(caller, {"bench": {"command": sys.executable,
+                                              "args": [str(MCP_SERVER)]}})
+        return _late(case, n, _caller(caller, "bench.sleep", {"seconds": 1.0}))
 
 
 def _python_registry(folder: Path) -> Path:
@@ -159,6 +179,19 @@ async def _alate(case: str, n: int, caller: ToolCaller, name: str) -> dict[str, 
     return _late_row(case, late, wrong)
 
 
+def _batch_late(case: str, n: int, caller: ToolCaller, name: str) -> dict[str, Any]:
+    """Rows one after the other in one worker: each row's duration past the timeout."""
+    async def main() -> Any:
+        await amap_calls(caller, name, [{}], progress=False, timeout=TIMEOUT_MS, retries=0)
+        return await amap_calls(caller, name, [{}] * n, concurrency=1, progress=False,
+                                timeout=TIMEOUT_MS, retries=0)
+
+    frame = asyncio.run(main())
+    late = [d - TIMEOUT_MS for d in frame["duration_ms"]]
+    wrong = int((frame["code"] != "TIMEOUT").sum())
+    return _late_row(case, late, wrong)
+
+
 def _late(case: str, n: int, call: Call) -> dict[str, Any]:
     call()  # warm: imports, a first child process, connections
     late, wrong = [], 0
@@ -174,7 +207,8 @@ def _late_row(case: str, late: list[float], wrong: int) -> dict[str, Any]:
     p50, p99 = p50_p99(late)
     n = len(late)
     note = f"{wrong} of {n} not TIMEOUT" if wrong else f"{n} calls, timeout {TIMEOUT_MS} ms"
-    return row("timeouts", case, p50, "ms late", p99=p99, note=note)
+    return row("timeouts", case, p50, "ms late", p99=p99, target=("<=", 15), target_on="p99",
+               note=note)
 
 
 def _kind_late(case: str, n: int, name: str, registry: Callable[[], Path],

@@ -25,14 +25,20 @@ SCRIPT_HANG = "import time\ntime.sleep(30)\n"
 
 def row(section: str, case: str, median: float | None, unit: str, *, p99: float | None = None,
         reference: float | None = None, target: tuple[str, float] | None = None,
-        note: str = "") -> dict[str, Any]:
-    """One line of the results table; `target` is `("<=", 300)` or `(">=", 5000)`."""
+        target_on: str = "median", note: str = "") -> dict[str, Any]:
+    """One line of the results table; `target` is `("<=", 300)` or `(">=", 5000)`.
+
+    The target applies to the median, or to the p99 with `target_on="p99"`.
+    """
     ok = ""
     target_text = ""
-    if target is not None and median is not None:
+    checked = p99 if target_on == "p99" else median
+    if target is not None and checked is not None:
         op, limit = target
-        ok = "yes" if (median <= limit if op == "<=" else median >= limit) else "NO"
+        ok = "yes" if (checked <= limit if op == "<=" else checked >= limit) else "NO"
         target_text = f"{'≤' if op == '<=' else '≥'} {limit:g} {unit}"
+        if target_on == "p99":
+            target_text = "p99 " + target_text
     return {
         "section": section, "case": case, "median": median, "p99": p99, "unit": unit,
         "reference": reference,
