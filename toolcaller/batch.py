@@ -20,8 +20,12 @@ with derived frames instead of deep-copying it, so after filtering, look rows up
 once: `amap` on the running loop (async tools on the loop, sync tools in the engine's worker
 threads, at most 64 of them); `map` on the caller's private loop thread, so it also works in a
 Jupyter cell or inside another running loop. A row never stops the batch: every row gets its
-envelope. Cancelling `amap` (or Ctrl-C in `map`) cancels the rows still running and waits for
-them to unwind before the `CancelledError` (`KeyboardInterrupt`) goes on.
+envelope. `concurrency` workers run the rows' attempts inline, in their own tasks (see
+`toolcaller._batch_run`); a tool that ignores its cancellation past its grace has its row
+taken away from its worker, which is left behind. Cancelling `amap` (or Ctrl-C in `map`)
+cancels the rows still running, starts no other, and waits for them to unwind (at most 0.5 s:
+a tool ignoring the cancel is left behind) before the `CancelledError` (`KeyboardInterrupt`)
+goes on.
 
 **Executors.** `executor=` takes any `concurrent.futures.Executor`; at most `concurrency` rows
 are submitted at a time.
