@@ -222,6 +222,35 @@ class TestCancellation:
         await asyncio.sleep(0.1)
         assert len(caller.history) <= 1  # at most the row that was running; none after it
 
+    @pytest.mark.parametrize("then_raise", [False, True], ids=["then-returns", "then-raises"])
+    async def test_a_cancelled_row_records_nothing_when_its_tool_lets_go_later(
+            self, caller: ToolCaller, then_raise: bool) -> None:
+        """The tool swallowed the batch's cancel: when it ends, no record and no retry."""
+        runs: list[int] = []
+
+        async def holds_the_cancel() -> str:
+            runs.append(1)
+            end = time.monotonic() + 0.3
+            while time.monotonic() < end:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.sleep(0.01)
+            if then_raise:
+                raise ValueError("late failure")
+            return "late"
+
+        caller.add(tool(holds_the_cancel))
+        caller.history.clear()
+        task = asyncio.create_task(amap_calls(caller, "holds_the_cancel", [{}] * 3,
+                                              concurrency=3, progress=False, timeout=5_000,
+                                              retries=2, retryDelay=0))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.5)  # the tools have let go by now
+        assert len(caller.history) == 0
+        assert len(runs) == 3
+
     async def test_a_tool_raising_cancelled_error_by_itself_fails_its_row(
             self, caller: ToolCaller) -> None:
         """A CancelledError nobody asked for is the tool's failure, in a batch and in acall."""

@@ -67,6 +67,7 @@ async def run_in_task(adapter: Adapter, tool: Tool, params: JSONObject,
         await waiter
     except asyncio.CancelledError:
         inner.cancel()  # the call itself is cancelled (a user's Cancel, Ctrl-C): stop the tool
+        inner.add_done_callback(_retrieve)  # whatever it ends with, nobody reads it
         raise
     finally:
         timer.cancel()
@@ -103,24 +104,19 @@ async def run_inline(adapter: Adapter, tool: Tool, params: JSONObject, ctx: Atte
     timer.arm(when, guard)
     try:
         output = await adapter.arun(tool, params, ctx)
-    except asyncio.CancelledError:
-        if guard.expired:
-            if guard.task.uncancel() == 0:  # our cancel, not the caller's
-                raise _timed_out(ctx) from None
-        elif guard.task.cancelling() == 0:  # nobody cancelled this task: the tool's own doing
-            raise _cancelled_by_tool() from None
-        raise
     except BaseException as exc:
-        if guard.expired:  # whatever the tool raised while it was being cancelled
-            guard.task.uncancel()
-            if not isinstance(exc, KeyboardInterrupt | SystemExit):
-                raise _timed_out(ctx) from None
-        raise
+        instead = _instead_of(exc, guard, ctx)
+        if instead is None:
+            raise
+        raise instead from None
     finally:
         guard.finished = True
         timer.disarm()
-    if guard.expired:  # the tool swallowed the cancellation, then returned
+    if guard.expired:
         guard.task.uncancel()
+    if guard.task.cancelling():  # the caller cancelled; the tool swallowed it, then returned
+        raise asyncio.CancelledError
+    if guard.expired:  # the tool swallowed our cancellation, then returned
         raise ToolTimeoutError(
             f"no result within {ctx.timeout_s * 1000:.0f} ms (the tool ignored its "
             "cancellation and returned later)")
@@ -196,6 +192,28 @@ class _Guard:
     def _check(self) -> None:
         if not self.finished:
             self.watch.overdue()
+
+
+def _instead_of(exc: BaseException, guard: _Guard,
+                ctx: AttemptContext) -> BaseException | None:
+    """What an inline attempt raises when its tool raised `exc` (`None`: `exc` itself).
+
+    Our own cancellation becomes TIMEOUT, and its count is taken back (`uncancel`); the
+    caller's cancellation stays a cancellation, even when the tool swallowed it and then
+    failed otherwise; a CancelledError nobody asked for is the tool's failure.
+    """
+    task = guard.task
+    if isinstance(exc, asyncio.CancelledError):
+        if guard.expired:
+            return _timed_out(ctx) if task.uncancel() == 0 else None
+        return _cancelled_by_tool() if task.cancelling() == 0 else None
+    if guard.expired:
+        task.uncancel()
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        return None
+    if task.cancelling():
+        return asyncio.CancelledError()
+    return _timed_out(ctx) if guard.expired else None
 
 
 def _cancelled_by_tool() -> ExecutionError:
