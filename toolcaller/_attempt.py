@@ -19,10 +19,11 @@ from toolcaller.adapters.base import Adapter, AttemptContext
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, ToolTimeoutError
 
-__all__ = ["LATE_S", "MAX_GRACE_S", "TaskTimer", "Watch", "run_in_task", "run_inline"]
+__all__ = ["LATE_S", "MAX_GRACE_S", "TaskTimer", "Watch", "keep_until_done", "run_in_task",
+           "run_inline"]
 
 _ABANDONED: set[asyncio.Task[Any]] = set()
-"""Attempts that ignored their cancellation: kept referenced until they end by themselves."""
+"""Tasks stuck in a tool that ignored its cancellation, kept until they end by themselves."""
 MAX_GRACE_S = 0.5
 """Longest wait, after cancelling a timed-out attempt, for the tool to unwind."""
 EAGER_TASKS = sys.version_info >= (3, 12)
@@ -81,8 +82,7 @@ async def run_in_task(adapter: Adapter, tool: Tool, params: JSONObject,
     inner.cancel()
     await asyncio.wait((inner,), timeout=grace_s)
     if not inner.done():
-        _ABANDONED.add(inner)
-        inner.add_done_callback(_forget)
+        keep_until_done(inner)
         raise ToolTimeoutError(
             f"no result within {ctx.timeout_s * 1000:.0f} ms, and the tool ignored its "
             "cancellation: it goes on running, abandoned")
@@ -255,6 +255,15 @@ def _start_task(loop: asyncio.AbstractEventLoop,
     if EAGER_TASKS:  # no trip through the loop for a tool that does not suspend
         return asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg]
     return loop.create_task(coro)
+
+
+def keep_until_done(task: asyncio.Task[Any]) -> None:
+    """Keep a task left to a stuck tool referenced until it ends, then read how it ended."""
+    if task.done():
+        _retrieve(task)
+        return
+    _ABANDONED.add(task)
+    task.add_done_callback(_forget)
 
 
 def _forget(task: asyncio.Task[Any]) -> None:

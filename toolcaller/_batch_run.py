@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Coroutine, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from toolcaller._attempt import MAX_GRACE_S, TaskTimer
+from toolcaller._attempt import MAX_GRACE_S, TaskTimer, keep_until_done
 from toolcaller._calls import Answered, Outcome, success_envelope
 from toolcaller._progress import Bar
 from toolcaller.core.history import row_attempt_count
@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["OUTCOME_COLUMNS", "Batch", "Envelopes", "LocalRun", "advance"]
 
 OUTCOME_COLUMNS = ("success", "code", "message", "result", "duration_ms", "attempts", "call_id")
-_LEFT_BEHIND: set[asyncio.Task[Any]] = set()
-"""Workers stuck in a tool that ignored its cancellation, until they end by themselves."""
 
 
 class Batch(Protocol):
@@ -76,29 +74,21 @@ class Envelopes(Sequence[Envelope]):
 
     def _columns(self) -> dict[str, list[Any]]:
         """The frame's outcome columns, read without building the successes' envelopes."""
-        items, results = self._items, self._results
-        rows = [item for item in items if type(item) is tuple]
-        if len(rows) == len(items):  # all succeeded: whole columns at once
-            return {
-                "success": [True] * len(items), "code": [None] * len(items),
-                "message": [None] * len(items), "result": list(results),
-                "duration_ms": [float(row[3]) for row in rows],
-                "attempts": [row_attempt_count(row) for row in rows],
-                "call_id": [row[0] for row in rows],
-            }
-        columns: dict[str, list[Any]] = {name: [] for name in OUTCOME_COLUMNS}
-        for item, result in zip(items, results, strict=True):
-            if isinstance(item, Envelope):
-                meta, error = item.metadata, item.error
-                values = (item.success, error.code.value if error else None,
-                          error.message if error else None, item.result, float(meta.duration),
-                          getattr(meta, "attempts", 0), getattr(meta, "call_id", None))
-            else:
-                values = (True, None, None, result, float(item[3]), row_attempt_count(item),
-                          item[0])
-            for name, value in zip(OUTCOME_COLUMNS, values, strict=True):
-                columns[name].append(value)
-        return columns
+        values = [_outcome(item, result)
+                  for item, result in zip(self._items, self._results, strict=True)]
+        columns = zip(*values, strict=True) if values else ([] for _ in OUTCOME_COLUMNS)
+        return {name: list(column) for name, column in zip(OUTCOME_COLUMNS, columns,
+                                                            strict=True)}
+
+
+def _outcome(item: Envelope | tuple[Any, ...], result: Any) -> tuple[Any, ...]:
+    """One row's values of `OUTCOME_COLUMNS`, from its envelope or its history row."""
+    if isinstance(item, Envelope):
+        meta, error = item.metadata, item.error
+        return (item.success, error.code.value if error else None,
+                error.message if error else None, item.result, float(meta.duration),
+                getattr(meta, "attempts", 0), getattr(meta, "call_id", None))
+    return (True, None, None, result, float(item[3]), row_attempt_count(item), item[0])
 
 
 
@@ -145,7 +135,7 @@ class LocalRun:
             if self.tasks:  # rows unwind; a tool ignoring its cancellation is left behind
                 await asyncio.wait(self.tasks, timeout=MAX_GRACE_S)
             for task in self.tasks:
-                _leave_behind(task)
+                keep_until_done(task)
             raise
         return Envelopes(self.out, self.results)
 
@@ -240,19 +230,6 @@ class _Slot:
         self.taken = True
         if self.task is not None:
             self.run.tasks.discard(self.task)
-            _leave_behind(self.task)
+            keep_until_done(self.task)
         if self.run.open:
             self.run.start(self.run._work())  # a new worker takes the stuck one's place
-
-
-def _leave_behind(task: asyncio.Task[Any]) -> None:
-    """Keep a task stuck in a tool referenced until it ends by itself."""
-    if not task.done():
-        _LEFT_BEHIND.add(task)
-        task.add_done_callback(_forget)
-
-
-def _forget(task: asyncio.Task[Any]) -> None:
-    _LEFT_BEHIND.discard(task)
-    if not task.cancelled():
-        task.exception()  # retrieved: asyncio does not log it as never retrieved

@@ -20,7 +20,6 @@ from toolcaller.core.redact import collect_secrets, mask_text, redact_params, re
 from toolcaller.core.results import to_result
 from toolcaller.core.tool import Tool
 from toolcaller.envelope import (
-    AttemptInfo,
     Envelope,
     ErrorInfo,
     Options,
@@ -256,21 +255,14 @@ class AttemptRunner:
         known = set(secrets) | collect_secrets(params, secret_keys)
         message = mask_text(error.message, known)
         details = redact_value(error.details, known) if error.details is not None else None
-        duration = _ms(self._clock() - start)
         tool_name = name if isinstance(name, str) else None
-        envelope = call_envelope(
-            success=False, result=None,
-            error=ErrorInfo(code=error.code, message=message, details=details,
-                            retryable=error.retryable),
-            duration=duration, attempts=len(plan.attempts) if plan else 0,
-            tool_name=tool_name, timestamp=now_utc(arrived), call_id=call_id,
-            trail=_trail(plan) if plan else [],
-        )
+        row = call_row(call_id, tool_name, arrived, _ms(self._clock() - start), False,
+                       error.code.value, message, p.options if p else None,
+                       _attempt_rows(plan, known) if plan else ())
+        envelope = _envelope_of(row, None, ErrorInfo(code=error.code, message=message,
+                                                     details=details, retryable=error.retryable))
         if p is None or p.claim():
-            self.history.add_row(call_row(
-                call_id, tool_name, arrived, duration, False, error.code.value, message,
-                p.options if p else None, _attempt_rows(plan, known) if plan else (),
-            ), _safe_redact(params, secret_keys))
+            self.history.add_row(row, _safe_redact(params, secret_keys))
         return envelope
 
 
@@ -290,10 +282,15 @@ def _blocking(error: ToolCallError, tool: Tool) -> bool:
 
 def success_envelope(row: tuple[Any, ...], result: Any) -> Envelope:
     """Build the envelope of a successful call from its history row and result."""
+    return _envelope_of(row, result, None)
+
+
+def _envelope_of(row: tuple[Any, ...], result: Any, error: ErrorInfo | None) -> Envelope:
+    """The envelope of a call from its history row: one source for both, success or not."""
     trail = [attempt_info(a[0], None if a[4] is None else ErrorCode(a[4]), round(a[2], 3),
                           round(a[3], 3))
              for a in row_attempts(row)]
-    return call_envelope(success=True, result=result, error=None, duration=row[3],
+    return call_envelope(success=error is None, result=result, error=error, duration=row[3],
                          attempts=len(trail), tool_name=row[1], timestamp=now_utc(row[2]),
                          call_id=row[0], trail=trail)
 
@@ -301,14 +298,6 @@ def success_envelope(row: tuple[Any, ...], result: Any) -> Envelope:
 def as_envelope(outcome: Outcome) -> Envelope:
     """Return the envelope of an outcome, building it for a success."""
     return outcome if isinstance(outcome, Envelope) else success_envelope(*outcome)
-
-
-def _trail(plan: CallPlan) -> list[AttemptInfo]:
-    return [
-        attempt_info(a.number, a.error.code if a.error else None, round(a.duration_ms, 3),
-                     round(a.wait_ms, 3))
-        for a in plan.attempts
-    ]
 
 
 def _attempt_rows(plan: CallPlan, secrets: Iterable[str]) -> tuple[Any, ...]:

@@ -160,10 +160,10 @@ class ToolCaller(AttemptRunner):
         """Call a tool and wait for its envelope; works inside a running event loop too."""
         arrived, start = self._wall(), self._clock()
         call_id = self._next_id()
-        try:
-            prepared = self._prepare(name, params, options, option_kwargs)
-        except ToolCallError as error:
-            return self._failed(call_id, name, params, None, error, arrived, start, None, ())
+        prepared = self._prepared_or_failed(name, params, options, option_kwargs, call_id,
+                                            arrived, start)
+        if isinstance(prepared, Envelope):
+            return prepared
         if not prepared.adapter.supports_sync(prepared.tool):
             return self._call_on_loop(prepared, call_id, arrived, start)
         return self._attempts_sync(prepared, call_id, arrived, start)
@@ -208,22 +208,29 @@ class ToolCaller(AttemptRunner):
         if self.registry.needs_listing(name) and not self.loop_thread.in_loop_thread():
             return self._listed_then_run(name, params, options, option_kwargs, answer, call_id,
                                          arrived, start)
-        try:
-            prepared = self._prepare(name, params, options, option_kwargs)
-        except ToolCallError as error:
-            return self._failed(call_id, name, params, None, error, arrived, start, None, ())
+        prepared = self._prepared_or_failed(name, params, options, option_kwargs, call_id,
+                                            arrived, start)
+        if isinstance(prepared, Envelope):
+            return prepared
         return self._attempts_async(prepared, call_id, arrived, start, answer)
 
     async def _listed_then_run(self, name: Any, params: Any, options: Any,
                                option_kwargs: dict[str, Any], answer: Answer | None,
                                call_id: str, arrived: float, start: float) -> Outcome:
+        # Listing a source may start a server: keep the caller's loop free meanwhile.
+        prepared = await asyncio.to_thread(self._prepared_or_failed, name, params, options,
+                                           option_kwargs, call_id, arrived, start)
+        if isinstance(prepared, Envelope):
+            return prepared
+        return await self._attempts_async(prepared, call_id, arrived, start, answer)
+
+    def _prepared_or_failed(self, name: Any, params: Any, options: Any,
+                            option_kwargs: dict[str, Any], call_id: str, arrived: float,
+                            start: float) -> Prepared | Envelope:
         try:
-            # Listing a source may start a server: keep the caller's loop free meanwhile.
-            prepared = await asyncio.to_thread(
-                self._prepare, name, params, options, option_kwargs)
+            return self._prepare(name, params, options, option_kwargs)
         except ToolCallError as error:
             return self._failed(call_id, name, params, None, error, arrived, start, None, ())
-        return await self._attempts_async(prepared, call_id, arrived, start, answer)
 
     def map(self, name: str, params: Iterable[JSONObject] | pd.DataFrame, /, *,
             concurrency: int = 16, progress: bool | None = None,
