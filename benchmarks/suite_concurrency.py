@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from benchmarks.suite_kit import (
+    attach_bench_mcp,
     http_registry,
     http_server,
     p50_p99,
@@ -132,17 +132,11 @@ def timeouts(quick: bool) -> list[dict[str, Any]]:
 
 def _mcp_late(case: str, n: int) -> dict[str, Any]:
     """An MCP stdio tool that sleeps past the timeout: the request is cancelled on the server."""
-    try:
-        from toolcaller.sources.mcp import attach_mcp_servers
-    except ImportError as exc:
-        return skipped("timeouts", case, f"no MCP support ({exc})")
-    from benchmarks.suite_overhead import MCP_SERVER
-
-    if not MCP_SERVER.exists():
-        return skipped("timeouts", case, f"no test server at {MCP_SERVER}")
     with ToolCaller(tools=[]) as caller:
-        attach_mcp_servers(caller, {"bench": {"command": sys.executable,
-                                              "args": [str(MCP_SERVER)]}})
+        try:
+            attach_bench_mcp(caller)
+        except LookupError as why:
+            return skipped("timeouts", case, str(why))
         return _late(case, n, _caller(caller, "bench.sleep", {"seconds": 1.0}))
 
 

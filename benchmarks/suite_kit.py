@@ -138,3 +138,19 @@ def http_server() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+MCP_SERVER = Path(__file__).resolve().parent.parent / "tests" / "adapters" / "mcp_slow_server.py"
+
+
+def attach_bench_mcp(caller: Any) -> Any:
+    """Attach the test MCP server (stdio) to `caller` as `bench`; LookupError says why not."""
+    try:
+        import toolcaller.adapters.mcp  # noqa: F401
+        from toolcaller.sources.mcp import attach_mcp_servers
+    except ImportError as exc:
+        raise LookupError(f"no MCP support ({exc})") from exc
+    if not MCP_SERVER.exists():
+        raise LookupError(f"no test server at {MCP_SERVER}")
+    return attach_mcp_servers(caller, {"bench": {"command": sys.executable,
+                                                 "args": [str(MCP_SERVER)]}})

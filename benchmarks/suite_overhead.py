@@ -11,17 +11,23 @@ import asyncio
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 from benchmarks import overhead
 from benchmarks._timing import asample_us, sample_us, summary
-from benchmarks.suite_kit import http_registry, http_server, row, scratch, script_registry, skipped
+from benchmarks.suite_kit import (
+    attach_bench_mcp,
+    http_registry,
+    http_server,
+    row,
+    scratch,
+    script_registry,
+    skipped,
+)
 from toolcaller import ToolCaller, tool
 
 SECTION = "overhead"
 PARAMS = {"a": 1, "b": 2}
-MCP_SERVER = Path(__file__).resolve().parent.parent / "tests" / "adapters" / "mcp_slow_server.py"
 
 
 def run(quick: bool) -> list[dict[str, Any]]:
@@ -128,18 +134,13 @@ def mcp_rows(n: int) -> list[dict[str, Any]]:
     The bare calls run on the caller's private loop, where the session lives; `call()` adds the
     hop from this thread, `acall()` the hop from another event loop.
     """
-    try:
-        import toolcaller.adapters.mcp  # noqa: F401
-        from toolcaller.sources.mcp import attach_mcp_servers
-    except ImportError as exc:
-        return [skipped(SECTION, "mcp, call()", f"no MCP support ({exc})")]
-    if not MCP_SERVER.exists():
-        return [skipped(SECTION, "mcp, call()", f"no test server at {MCP_SERVER}")]
     args = {"text": '{"sum": 3}'}  # echoed back as text: valid JSON, so the result parses
     caller = ToolCaller(tools=[])
     try:
-        hub = attach_mcp_servers(caller, {"bench": {"command": sys.executable,
-                                                    "args": [str(MCP_SERVER)]}})
+        try:
+            hub = attach_bench_mcp(caller)
+        except LookupError as why:
+            return [skipped(SECTION, "mcp, call()", str(why))]
         check = caller.call("bench.echo", args)
         if not check.success:
             return [skipped(SECTION, "mcp, call()", str(check.error))]
