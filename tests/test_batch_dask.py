@@ -49,7 +49,13 @@ class TestDask:
         assert (frame["attempts"] == 1).all()
         workers = {e.metadata.call_id.rsplit("-", 1)[0] for e in frame.attrs["envelopes"]}
         assert caller._id_prefix not in workers
-        assert 1 <= len(workers) <= 2  # one cached caller per worker process
+        # Which worker process holds each cached caller, asked of the workers themselves.
+        cached = dask_executor._client.run(lambda: [
+            c._id_prefix for c in __import__("toolcaller._remote", fromlist=["_"])
+            ._WORKER_CALLERS.values()])
+        owner = {prefix: address for address, prefixes in cached.items() for prefix in prefixes}
+        assert workers <= set(owner)  # every row ran in a caller cached on a worker
+        assert len({owner[w] for w in workers}) == len(workers)  # one per worker process
         assert len(caller.history) == 200  # rows run remotely join the local history
 
     def test_failures_come_back_as_rows(self, caller: ToolCaller, dask_executor: Any) -> None:
