@@ -276,6 +276,15 @@ class TestConcurrency:
         assert len(caller.history) == 1000
 
 
+@pytest.fixture
+def default_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler for the test: a background job starts with SIGINT ignored,
+    which would make a Ctrl-C a no-op."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 class TestAsync:
     async def test_amap_runs_on_the_running_loop(self) -> None:
         """`amap_calls` awaits the rows on the current loop: async tools run here."""
@@ -308,7 +317,7 @@ class TestAsync:
             map_calls(caller, "math.add", [{"a": 1, "b": 2}])
 
         with pytest.raises(UsageError, match="amap"):
-            await caller.loop_thread.arun(inside())
+            await caller.portal.arun(inside())
 
     async def test_cancelling_amap_cancels_the_rows(self) -> None:
         """Cancelling `amap` cancels the rows in flight; no task is left behind."""
@@ -325,7 +334,7 @@ class TestAsync:
             assert counter.now == 0
             assert asyncio.all_tasks() == {asyncio.current_task()}
 
-    def test_ctrl_c_in_map_cancels_the_rows(self) -> None:
+    def test_ctrl_c_in_map_cancels_the_rows(self, default_sigint: None) -> None:
         """Ctrl-C during `map` cancels the rows still running, then KeyboardInterrupt goes on."""
         counter = InFlight()
         with counting_caller(counter) as caller:
@@ -341,7 +350,7 @@ class TestAsync:
             async def others() -> int:
                 return len(asyncio.all_tasks()) - 1
 
-            assert caller.loop_thread.run(others()) == 0
+            assert caller.portal.run(others()) == 0
 
 
 class TestExecutors:
@@ -402,7 +411,7 @@ class TestExecutors:
         assert by_file.registry == str((tmp_path / "tools.json").resolve())
         first, second = source_for(caller, "math.add"), source_for(caller, "math.add")
         assert first.key == second.key
-        assert first.tools[0].cache == {}
+        assert first.tools[0].params_model is None  # rebuilt in the workers
         assert source_for(caller, "math.add").key != source_for(caller, "math.divide").key
 
     def test_a_broken_executor_fails_each_row(self, caller: ToolCaller) -> None:
@@ -423,11 +432,12 @@ class TestExecutors:
 class TestProgress:
     def test_text_bar_on_request(self, caller: ToolCaller, capsys: pytest.CaptureFixture[str],
                                  ) -> None:
-        """`progress=True` draws a text bar on stderr, even when it is not a terminal."""
+        """`progress=True` draws a text bar (tqdm) on stderr, even when it is not a terminal."""
         map_calls(caller, "math.divide", DIVISIONS, progress=True)
         err = capsys.readouterr().err
-        assert "math.divide [" in err
-        assert "4/4  2 failed" in err
+        assert "math.divide: 100%" in err
+        assert "4/4" in err
+        assert "failed=2" in err
         assert err.endswith("\n")
 
     @pytest.mark.parametrize("progress", [None, False], ids=["auto", "off"])
@@ -437,37 +447,29 @@ class TestProgress:
         map_calls(caller, "math.add", [{"a": 1, "b": 2}], progress=progress)
         assert capsys.readouterr().err == ""
 
-    def test_widget_bar_counts_rows(self) -> None:
-        """The notebook bar counts done and failed rows and turns orange on failures."""
-        pytest.importorskip("ipywidgets")
-        from toolcaller.widgets.progress import ProgressBar
-
-        bar = ProgressBar(3, "math.add", show=False)
-        for ok in (True, False, True):
-            bar.advance(ok)
-        bar.close()
-        assert bar.bar.value == 3
-        assert bar.bar.max == 3
-        assert bar.text.value.startswith("3/3, 1 failed")
-        assert bar.bar.bar_style == "warning"
-
     def test_widget_bar_in_a_kernel(self, caller: ToolCaller, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-        """Under an IPython kernel the bar is a widget, displayed once, and no text is drawn."""
+        """Under an IPython kernel the bar is tqdm's notebook widget, and no text is drawn."""
         pytest.importorskip("ipywidgets")
         import types
 
-        shown: list[Any] = []
+        import tqdm.auto
+        import tqdm.notebook
+
+        made: list[Any] = []
+
+        class Recorded(tqdm.notebook.tqdm):  # type: ignore[misc]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs["display"] = False
+                super().__init__(*args, **kwargs)
+                made.append(self)
+
         ipython = types.ModuleType("IPython")
         ipython.get_ipython = lambda: types.SimpleNamespace(kernel=object())  # type: ignore[attr-defined]
-        display = types.ModuleType("IPython.display")
-        display.display = shown.append  # type: ignore[attr-defined]
         monkeypatch.setitem(sys.modules, "IPython", ipython)
-        monkeypatch.setitem(sys.modules, "IPython.display", display)
+        monkeypatch.setattr(tqdm.auto, "tqdm", Recorded)
         map_calls(caller, "math.divide", DIVISIONS)
-        assert len(shown) == 1
-        bar, label = shown[0].children
-        assert (bar.value, bar.max, bar.bar_style) == (4, 4, "warning")
-        assert label.value.startswith("4/4, 2 failed")
+        assert len(made) == 1
+        assert (made[0].n, made[0].total) == (4, 4)
+        assert made[0].postfix == "failed=2"
         assert capsys.readouterr().err == ""
-

@@ -51,7 +51,7 @@ class TestDask:
         assert caller._id_prefix not in workers
         # Which worker process holds each cached caller, asked of the workers themselves.
         cached = dask_executor._client.run(lambda: [
-            c._id_prefix for c in __import__("toolcaller._remote", fromlist=["_"])
+            c._id_prefix for c in __import__("toolcaller.batch.remote", fromlist=["_"])
             ._WORKER_CALLERS.values()])
         owner = {prefix: address for address, prefixes in cached.items() for prefix in prefixes}
         assert workers <= set(owner)  # every row ran in a caller cached on a worker

@@ -1,4 +1,4 @@
-"""Batch rows run their attempts inline in the worker tasks: timeouts, retries, stuck tools."""
+"""Batch rows keep their timeouts and retries: slow, stuck and odd tools in a batch."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from toolcaller import ToolCaller, tool
-from toolcaller._attempt import TaskTimer
 from toolcaller.batch import amap_calls, map_calls
 
 
@@ -223,9 +222,10 @@ class TestCancellation:
         assert len(caller.history) <= 1  # at most the row that was running; none after it
 
     @pytest.mark.parametrize("then_raise", [False, True], ids=["then-returns", "then-raises"])
-    async def test_a_cancelled_row_records_nothing_when_its_tool_lets_go_later(
+    async def test_a_cancelled_row_is_recorded_once_and_not_retried(
             self, caller: ToolCaller, then_raise: bool) -> None:
-        """The tool swallowed the batch's cancel: when it ends, no record and no retry."""
+        """The tool swallowed the batch's cancel: its row is recorded as cancelled, once, and
+        nothing more happens when the tool lets go (no second record, no retry)."""
         runs: list[int] = []
 
         async def holds_the_cancel() -> str:
@@ -248,7 +248,7 @@ class TestCancellation:
         with pytest.raises(asyncio.CancelledError):
             await task
         await asyncio.sleep(0.5)  # the tools have let go by now
-        assert len(caller.history) == 0
+        assert [r.status for r in caller.history] == ["cancelled"] * 3
         assert len(runs) == 3
 
     async def test_a_tool_raising_cancelled_error_by_itself_fails_its_row(
@@ -273,53 +273,3 @@ class TestManyRows:
         assert [r["ms"] for r in frame["result"]] == [r["ms"] for r in rows]
         assert len(caller.history) == 2_000
         assert frame["call_id"].is_unique
-
-
-class TestTaskTimer:
-    """The one lazily re-armed timer of a worker fires each attempt at its own time."""
-
-    class Probe:
-        def __init__(self) -> None:
-            self.at: float | None = None
-
-        def expire(self) -> None:
-            self.at = asyncio.get_running_loop().time()
-
-    async def test_a_later_attempt_is_not_fired_at_an_earlier_time(self) -> None:
-        """A handle left by a finished attempt fires early, and is set again for the next."""
-        timer = TaskTimer()
-        loop = timer.loop
-        first, second = self.Probe(), self.Probe()
-        timer.arm(loop.time() + 0.02, first)  # type: ignore[arg-type]
-        timer.disarm()
-        wanted = loop.time() + 0.1
-        timer.arm(wanted, second)  # type: ignore[arg-type]
-        await asyncio.sleep(0.15)
-        assert first.at is None
-        assert second.at is not None
-        assert 0 <= second.at - wanted < 0.02
-        timer.close()
-
-    async def test_an_earlier_time_replaces_a_later_handle(self) -> None:
-        """A budget cut short (by the deadline) gets a handle of its own."""
-        timer = TaskTimer()
-        loop = timer.loop
-        probe = self.Probe()
-        timer.arm(loop.time() + 5.0, self.Probe())  # type: ignore[arg-type]
-        timer.disarm()
-        wanted = loop.time() + 0.03
-        timer.arm(wanted, probe)  # type: ignore[arg-type]
-        await asyncio.sleep(0.08)
-        assert probe.at is not None
-        assert 0 <= probe.at - wanted < 0.02
-        timer.close()
-
-    async def test_close_leaves_nothing_scheduled(self) -> None:
-        """A worker that ends takes its handle with it."""
-        timer = TaskTimer()
-        probe = self.Probe()
-        timer.arm(timer.loop.time() + 0.02, probe)  # type: ignore[arg-type]
-        timer.close()
-        await asyncio.sleep(0.05)
-        assert probe.at is None
-        assert timer.handle is None

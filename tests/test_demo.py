@@ -17,7 +17,7 @@ import pytest
 
 from toolcaller import ToolCaller
 from toolcaller.core.tool import Tool
-from toolcaller.demo import DEMO_URL_VAR, demo_registry
+from toolcaller.demo import DEMO_URL_VAR, demo_tools
 from toolcaller.demo.server import demo_url
 
 pytestmark = pytest.mark.integration
@@ -216,8 +216,7 @@ class TestDemoServer:
 
         monkeypatch.delenv(DEMO_URL_VAR, raising=False)
         monkeypatch.setattr("toolcaller.demo.server.demo_url", refuse)
-        with ToolCaller(tools=[]) as caller:
-            demo_registry(caller)
+        with ToolCaller(tools=demo_tools()) as caller:
             assert len(caller.discover("tag:http").result["tools"]) == 4
             envelope = caller.handle({"toolName": "http.echo", "params": {"text": "x"}})
         assert envelope["error"]["code"] == "EXECUTION_ERROR"

@@ -1,112 +1,108 @@
-"""`ToolCaller`: wires registry, adapters and history; the one place exceptions become envelopes."""
+"""`ToolCaller`: the composition root; the one place where exceptions become envelopes.
+
+It wires the registry, the adapters, the one attempt loop (`toolcaller.core.attempt`) and
+the history. `acall` runs the attempt loop on the running event loop; `call` is a portal onto
+the same loop run on the caller's private loop thread (`toolcaller.core.portal`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import itertools
 import os
 import random
 import threading
-import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from toolcaller._calls import Answer, AttemptRunner, Outcome, Prepared, _ms, as_envelope
-from toolcaller._loop import LoopThread
 from toolcaller._types import JSONObject
+from toolcaller.adapters import make_adapter
 from toolcaller.adapters.base import Adapter
-from toolcaller.adapters.python import PythonAdapter
-from toolcaller.core.history import History
-from toolcaller.core.options import options_for
-from toolcaller.core.redact import (
-    redact_params,
-    secret_names_in_schema,
-)
+from toolcaller.core.attempt import run_attempts
+from toolcaller.core.clock import Clock, SystemClock
+from toolcaller.core.context import CallContext
+from toolcaller.core.events import OnEvent
+from toolcaller.core.history import CallRecord, History
+from toolcaller.core.portal import Portal
+from toolcaller.core.prepare import Arrival, Preparer
+from toolcaller.core.redact import collect_secrets, mask_text, redact_params, redact_value
 from toolcaller.core.registry import Registry
-from toolcaller.core.schema import ParamsValidator
+from toolcaller.core.results import to_result
 from toolcaller.core.tool import Tool
-from toolcaller.envelope import (
-    DiscoveryMetadata,
-    Envelope,
-    now_utc,
-)
-from toolcaller.errors import (
-    ErrorCode,
-    ExecutionError,
-    InvalidParamsError,
-    ToolCallError,
-    ToolNotFoundError,
-    ToolTimeoutError,
-)
+from toolcaller.envelope import CallMetadata, DiscoveryMetadata, Envelope, ErrorInfo, now_utc
+from toolcaller.errors import ExecutionError, InvalidParamsError, ToolCallError, ToolTimeoutError
+from toolcaller.request import parse_request
 
 if TYPE_CHECKING:
-
     import pandas as pd
 
-    from toolcaller._remote import CallerSource
-    from toolcaller.core.registry import SourceProblem
+    from toolcaller.batch import CallerSource
 
 __all__ = ["ToolCaller"]
 
-LOOP_GRACE_S = 0.002
-"""How long past its deadline `call` waits for the private loop before it answers TIMEOUT."""
+PORTAL_GRACE_S = 0.05
+"""How long past its deadline `call` waits for the private loop's answer before it asks
+whether the loop still turns (a loop blocked by an async tool that calls blocking code)."""
+PROBE_S = 0.1
+"""How long the loop may take to run a no-op before `call` takes it for blocked."""
+STILL_COMING_S = 1.0
+"""How much longer `call` waits for the answer of a loop that still turns (a busy machine)."""
 
-_REQUEST_KEYS = ("toolName", "params", "options", "action", "id")
 
-
-class ToolCaller(AttemptRunner):
+class ToolCaller:
     """Discovers and calls tools of every kind with timeouts, retries, codes and a history.
 
     `ToolCaller()` uses the embedded demo registry; `ToolCaller(tools=[...])` only the tools
     given; `ToolCaller.from_file("tools.json")` a registry file.
     """
 
-    def __init__(
-        self,
-        tools: Iterable[Tool | Callable[..., Any]] | None = None,
-        *,
-        registry: Registry | None = None,
-        history: History | None = None,
-        max_history: int = 10_000,
-        adapters: dict[str, Adapter] | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        wall_clock: Callable[[], float] = time.time,
-        sleep: Callable[[float], None] = time.sleep,
-        asleep: Callable[[float], Any] = asyncio.sleep,
-        rng: Callable[[], float] = random.random,
-    ) -> None:
-        from toolcaller.sources.decorator import from_function
-
-        self.loop_thread = LoopThread()
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] | None = None, *,
+                 registry: Registry | None = None, history: History | None = None,
+                 max_history: int = 10_000, adapters: dict[str, Adapter] | None = None,
+                 clock: Clock | None = None, rng: Callable[[], float] = random.random) -> None:
+        self.portal = Portal()
         self.registry = registry if registry is not None else Registry()
         if tools is None and registry is None:
-            from toolcaller.demo import demo_registry
+            from toolcaller.demo import demo_tools
 
-            self.registry = demo_registry(self)
+            for made in demo_tools():
+                self.registry.add(made)
         for item in tools or ():
-            self.registry.add(item if isinstance(item, Tool) else from_function(item))
+            self.add(item)
         self.history = history if history is not None else History(max_history)
-        self.adapters: dict[str, Adapter] = {"python": PythonAdapter()}
-        self.adapters.update(adapters or {})
-        self._clock, self._wall, self._sleep, self._asleep, self._rng = (
-            clock, wall_clock, sleep, asleep, rng)
-        self._adapters_lock = threading.Lock()
+        self.adapters: dict[str, Adapter] = dict(adapters or {})
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self._rng = rng
+        self._lock = threading.Lock()
+        self._preparer = Preparer(self.registry, self.clock)
+        self._hubs: list[Any] = []
         self._ids = itertools.count(1)
         self._id_prefix = os.urandom(4).hex()
         self._closed = False
 
-    # -- construction -------------------------------------------------------------------
+    # -- tools --------------------------------------------------------------------------
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> ToolCaller:
         """Build a caller from a registry file (`RegistryError` names the file and the problem)."""
+        caller = cls(registry=Registry(), **kwargs)
+        caller.load(path)
+        return caller
+
+    def load(self, path: str | Path) -> None:
+        """Add the tools and MCP servers of a registry file."""
         from toolcaller.sources.registry_file import load_registry
 
-        caller = cls(registry=Registry(), **kwargs)
-        load_registry(path, caller)
-        return caller
+        loaded = load_registry(path, portal=self.portal)
+        for made in loaded.tools:
+            self.registry.add(made)
+        for source in loaded.sources:
+            self.registry.add_source(source)
+        if loaded.hub is not None:
+            self._hubs.append(loaded.hub)
 
     def add(self, item: Tool | Callable[..., Any], *, replace: bool = False) -> Tool:
         """Add a tool (or a function, turned into one by `@tool`'s rules); return the tool."""
@@ -125,112 +121,157 @@ class ToolCaller(AttemptRunner):
 
         return register(fn) if fn is not None else register
 
+    def add_plugins(self) -> list[str]:
+        """Add the tools of installed plugins; return a message per plugin or tool that failed."""
+        from toolcaller.errors import UsageError
+        from toolcaller.sources.plugins import plugin_tools
+
+        tools, problems = plugin_tools()
+        for made in tools:
+            try:
+                self.add(made)
+            except UsageError as exc:
+                problems.append(str(exc))
+        return problems
+
     def adapter_for(self, kind: str) -> Adapter:
-        """Return the adapter of a tool kind, creating the built-in ones on first use."""
+        """Return the adapter of a tool kind, made on first use from its entry point."""
         adapter = self.adapters.get(kind)
         if adapter is None:
-            with self._adapters_lock:  # two first calls at once must not build two adapters
+            with self._lock:  # two first calls at once must not build two adapters
                 adapter = self.adapters.get(kind)
                 if adapter is None:
-                    adapter = self.adapters[kind] = _builtin_adapter(kind, self)
+                    adapter = self.adapters[kind] = make_adapter(kind)
         return adapter
 
     # -- discovery ----------------------------------------------------------------------
 
     def discover(self, filter: str | None = None) -> Envelope:
         """List the tools matching a filter (see `toolcaller.core.registry`); runs no tool."""
-        arrived, start = self._wall(), self._clock()
+        arrived, start = self.clock.wall(), self.clock.now()
         tools, problems = self.registry.search(filter)
-        infos = [_info(t) for t in tools]
-        result: dict[str, Any] = {"tools": infos}
+        result: dict[str, Any] = {"tools": [t.info() for t in tools]}
         if problems:
-            result["problems"] = [_problem(p) for p in problems]
-        return Envelope(
-            success=True,
-            result=result,
-            metadata=DiscoveryMetadata(
-                duration=_ms(self._clock() - start), total=len(infos), timestamp=now_utc(arrived)
-            ),
-        )
+            result["problems"] = [p.to_dict() for p in problems]
+        return Envelope(success=True, result=result, metadata=DiscoveryMetadata(
+            duration=_ms(self.clock.now() - start), total=len(tools),
+            timestamp=now_utc(arrived)))
 
-    # -- calls ----------------------------------------------------------------------------
+    # -- calls --------------------------------------------------------------------------
 
     def call(self, name: str, params: JSONObject | None = None, /,
-             options: JSONObject | None = None, **option_kwargs: Any) -> Envelope:
+             options: JSONObject | None = None, *, tool_call_id: str | None = None,
+             on_event: OnEvent | None = None, **option_kwargs: Any) -> Envelope:
         """Call a tool and wait for its envelope; works inside a running event loop too."""
-        arrived, start = self._wall(), self._clock()
-        call_id = self._next_id()
-        prepared = self._prepared_or_failed(name, params, options, option_kwargs, call_id,
-                                            arrived, start)
-        if isinstance(prepared, Envelope):
-            return prepared
-        if not prepared.adapter.supports_sync(prepared.tool):
-            return self._call_on_loop(prepared, call_id, arrived, start)
-        return self._attempts_sync(prepared, call_id, arrived, start)
-
-    def _call_on_loop(self, p: Prepared, call_id: str, arrived: float,
-                      start: float) -> Envelope:
-        """Run the attempts on the private loop; answer by the deadline even if it is blocked."""
-        future = self.loop_thread.submit(self._attempts_async(p, call_id, arrived, start))
-        remaining = start + p.options.deadline / 1000.0 - self._clock()
+        if self.portal.in_loop_thread():
+            raise RuntimeError("call() blocks, and this is the caller's own loop: await acall()")
+        arrival = self._arrival(tool_call_id)
+        future = self.portal.submit(self._acall(arrival, name, params, options, option_kwargs,
+                                                on_event))
+        timeout_s: float | None = None  # a fake clock's deadline is not in real time
+        if isinstance(self.clock, SystemClock):
+            until = arrival.started + self._preparer.deadline_s(name, options, option_kwargs)
+            timeout_s = max(until - self.clock.now(), 0.0) + PORTAL_GRACE_S
         try:
-            return as_envelope(future.result(timeout=max(remaining, 0.0) + LOOP_GRACE_S))
+            try:
+                return future.result(timeout=timeout_s)
+            except concurrent.futures.TimeoutError:
+                if not self.portal.turns(PROBE_S):
+                    raise
+                return future.result(timeout=STILL_COMING_S)  # late, but on its way
         except concurrent.futures.TimeoutError:
-            # An async tool blocks the private loop (time.sleep in async code): no timer there
-            # can fire. Answer now; the abandoned run records nothing when it ends.
-            if not p.claim():
-                return as_envelope(future.result())  # the attempts finished just now
-            future.cancel()
-            error = ToolTimeoutError(
-                f"no answer within the {p.options.deadline:g} ms deadline: a tool is blocking "
-                "the caller's event loop (an async tool must not call blocking code)")
-            return self._failed(call_id, p.tool.name, p.params, None, error, arrived, start,
-                                None, (), secret_keys=p.secret_keys)
+            future.cancel()  # the private loop is blocked: answer without it
+            error = ToolTimeoutError("no answer by the deadline: a tool is blocking the caller's "
+                                     "event loop (an async tool must not call blocking code)")
+            return self._answer(arrival, name, redact_params_safely(params), None, error=error)
         except BaseException:
             future.cancel()  # Ctrl-C: stop the attempts on the private loop too
             raise
 
     async def acall(self, name: str, params: JSONObject | None = None, /,
-                    options: JSONObject | None = None, **option_kwargs: Any) -> Envelope:
+                    options: JSONObject | None = None, *, tool_call_id: str | None = None,
+                    on_event: OnEvent | None = None, **option_kwargs: Any) -> Envelope:
         """Call a tool from async code; async tools run on the running loop."""
-        started = self._begin(name, params, options, option_kwargs)
-        return as_envelope(started if isinstance(started, Envelope) else await started)
+        return await self._acall(self._arrival(tool_call_id), name, params, options,
+                                 option_kwargs, on_event)
 
-    def _begin(self, name: Any, params: Any, options: Any, option_kwargs: dict[str, Any],
-               answer: Answer | None = None) -> Envelope | Coroutine[Any, Any, Outcome]:
-        """Start an async call: its envelope if it failed before any attempt, else a coroutine.
-
-        Not a coroutine itself: one frame fewer per call, which counts for 10,000 in flight.
-        With `answer`, attempts run inline in the awaiting task (see `_attempts_async`).
-        """
-        arrived, start = self._wall(), self._clock()
-        call_id = self._next_id()
-        if self.registry.needs_listing(name) and not self.loop_thread.in_loop_thread():
-            return self._listed_then_run(name, params, options, option_kwargs, answer, call_id,
-                                         arrived, start)
-        prepared = self._prepared_or_failed(name, params, options, option_kwargs, call_id,
-                                            arrived, start)
-        if isinstance(prepared, Envelope):
-            return prepared
-        return self._attempts_async(prepared, call_id, arrived, start, answer)
-
-    async def _listed_then_run(self, name: Any, params: Any, options: Any,
-                               option_kwargs: dict[str, Any], answer: Answer | None,
-                               call_id: str, arrived: float, start: float) -> Outcome:
-        # Listing a source may start a server: keep the caller's loop free meanwhile.
-        prepared = await asyncio.to_thread(self._prepared_or_failed, name, params, options,
-                                           option_kwargs, call_id, arrived, start)
-        if isinstance(prepared, Envelope):
-            return prepared
-        return await self._attempts_async(prepared, call_id, arrived, start, answer)
-
-    def _prepared_or_failed(self, name: Any, params: Any, options: Any,
-                            option_kwargs: dict[str, Any], call_id: str, arrived: float,
-                            start: float) -> Prepared | Envelope:
+    async def _acall(self, arrival: Arrival, name: Any, params: Any, options: Any,
+                     option_kwargs: dict[str, Any], on_event: OnEvent | None) -> Envelope:
         try:
-            return self._prepare(name, params, options, option_kwargs)
+            if self.registry.needs_listing(name):  # listing may start a server: not on the loop
+                call = await asyncio.to_thread(self._preparer.prepare, arrival, name, params,
+                                               options, option_kwargs)
+            else:
+                call = self._preparer.prepare(arrival, name, params, options, option_kwargs)
         except ToolCallError as error:
-            return self._failed(call_id, name, params, None, error, arrived, start, None, ())
+            keys: frozenset[str] = getattr(error, "secret_keys", frozenset())
+            return self._answer(arrival, name, redact_params_safely(params, error), None,
+                                error=error, secrets=collect_secrets(params, keys))
+        call.on_event, call.loop = on_event, asyncio.get_running_loop()
+        return await self._run(call)
+
+    async def _run(self, call: CallContext) -> Envelope:
+        tool, params, fmt = call.tool, call.params, call.options.format
+
+        async def invoke(ctx: Any) -> object:
+            return await adapter.invoke(tool, params, ctx)
+
+        try:
+            adapter = self.adapter_for(tool.kind)
+            result = await run_attempts(call, invoke, lambda out: to_result(out, fmt), self._rng)
+        except ToolCallError as error:
+            return self._answer_call(call, error=error)
+        except asyncio.CancelledError:
+            self._answer_call(call, cancelled=True)
+            raise
+        return self._answer_call(call, result=result)
+
+    # -- envelopes and history ----------------------------------------------------------
+
+    def record_failure(self, name: Any, params: Any, error: ToolCallError) -> Envelope:
+        """Record a call that failed before the engine could run it; return its envelope.
+
+        For calls that could not even be handed over (an executor that refused a batch row).
+        """
+        return self._answer(self._arrival(), name, redact_params_safely(params), None,
+                            error=error)
+
+    def _answer_call(self, call: CallContext, *, result: Any = None,
+                     error: ToolCallError | None = None, cancelled: bool = False) -> Envelope:
+        arrival = Arrival(call.call_id, call.arrived, call.started, call.tool_call_id)
+        return self._answer(arrival, call.tool.name, call.redacted, call, result=result,
+                            error=error, cancelled=cancelled)
+
+    def _answer(self, arrival: Arrival, name: Any, redacted: Any, call: CallContext | None, *,
+                result: Any = None, error: ToolCallError | None = None, cancelled: bool = False,
+                secrets: set[str] | None = None) -> Envelope:
+        """Record a call in the history and return its envelope (success or failure)."""
+        if secrets is None:
+            secrets = call.secrets if call is not None else set()
+        duration = _ms(self.clock.now() - arrival.started)
+        info = None
+        if error is not None:
+            info = ErrorInfo(code=error.code, message=mask_text(error.message, secrets),
+                             details=redact_value(error.details, secrets)
+                             if error.details is not None else None,
+                             retryable=error.retryable)
+        attempts = list(call.attempts) if call is not None else []
+        tool_name = name if isinstance(name, str) else None
+        self.history.add(CallRecord(
+            arrival.call_id, tool_name, arrival.arrived, duration, error is None and not cancelled,
+            info.code.value if info else None, info.message if info else None, redacted,
+            call.options if call is not None else None, attempts, cancelled,
+            arrival.tool_call_id))
+        return Envelope(success=info is None, result=result, error=info, metadata=CallMetadata(
+            duration=duration, attempts=len(attempts), tool_name=tool_name,
+            timestamp=now_utc(arrival.arrived), call_id=arrival.call_id, trail=attempts))
+
+    def _arrival(self, tool_call_id: str | None = None) -> Arrival:
+        """Say that a request arrives now: its call id and clock readings."""
+        return Arrival(f"{self._id_prefix}-{next(self._ids)}", self.clock.wall(),
+                        self.clock.now(), tool_call_id)
+
+    # -- batches and JSON requests --------------------------------------------------------
 
     def map(self, name: str, params: Iterable[JSONObject] | pd.DataFrame, /, *,
             concurrency: int = 16, progress: bool | None = None,
@@ -252,7 +293,7 @@ class ToolCaller(AttemptRunner):
                    executor: concurrent.futures.Executor | None = None,
                    source: str | Path | CallerSource | None = None,
                    options: JSONObject | None = None, **option_kwargs: Any) -> pd.DataFrame:
-        """Async twin of `map`: rows run on the running loop."""
+        """Like `map`, awaited: rows run on the running loop."""
         from toolcaller.batch import amap_calls
 
         return await amap_calls(self, name, params, concurrency=concurrency, progress=progress,
@@ -265,136 +306,52 @@ class ToolCaller(AttemptRunner):
         A request's `id` (a string, number or null) comes back as `metadata.requestId`, so
         that a client reading JSON Lines can pair answers with requests.
         """
+        arrival = self._arrival()
         try:
-            return _with_request_id(self._handle(request).to_dict(), request)
+            parsed = parse_request(request)
+            envelope = (self.discover(parsed.filter) if parsed.action == "discover"
+                        else self.call(parsed.tool_name, parsed.params, parsed.options))
         except Exception as exc:  # noqa: BLE001 - envelope boundary: handle() never raises
-            return _with_request_id(self._last_resort(request, exc).to_dict(), request)
+            envelope = self._refused(arrival, request, exc)
+        return _with_request_id(envelope.to_dict(), request)
 
     async def ahandle(self, request: Any) -> dict[str, Any]:
-        """Async twin of `handle`."""
+        """Answer one JSON request from async code; never raises."""
+        arrival = self._arrival()
         try:
-            kind, args = self._parse_request(request)
-            if kind == "discover":
-                answer = self.discover(args).to_dict()
-            else:
-                answer = (await self.acall(*args)).to_dict()
-        except _BadRequest as bad:
-            answer = bad.envelope.to_dict()
+            parsed = parse_request(request)
+            envelope = (self.discover(parsed.filter) if parsed.action == "discover"
+                        else await self.acall(parsed.tool_name, parsed.params, parsed.options))
         except Exception as exc:  # noqa: BLE001 - envelope boundary: ahandle() never raises
-            answer = self._last_resort(request, exc).to_dict()
-        return _with_request_id(answer, request)
+            envelope = self._refused(arrival, request, exc)
+        return _with_request_id(envelope.to_dict(), request)
 
-    def _handle(self, request: Any) -> Envelope:
-        try:
-            kind, args = self._parse_request(request)
-        except _BadRequest as bad:
-            return bad.envelope
-        if kind == "discover":
-            return self.discover(args)
-        return self.call(*args)
-
-    def _parse_request(self, request: Any) -> tuple[str, Any]:
-        arrived, start = self._wall(), self._clock()
-
-        def bad(message: str) -> _BadRequest:
-            name = request.get("toolName") if isinstance(request, dict) else None
-            error = InvalidParamsError(message)
-            return _BadRequest(self._failed(
-                self._next_id(), name if isinstance(name, str) else None, None, None, error,
-                arrived, start, None, ()))
-
-        if not isinstance(request, dict):
-            raise bad(f"a request must be a JSON object, got {_kind(request)}")
-        request_id = request.get("id")
-        if request_id is not None and not isinstance(request_id, str | int | float):
-            raise bad(f"id must be a string or a number, got {_kind(request_id)}")
-        unknown = [k for k in request if k not in _REQUEST_KEYS]
-        if unknown:
-            raise bad(f"unknown request key {unknown[0]!r}; a request has "
-                      "toolName, params, options (or action: 'discover')")
-        action = request.get("action")
-        if action == "discover":
-            options = request.get("options")
-            options = {} if options is None else options
-            if not isinstance(options, dict) or set(options) - {"filter"}:
-                raise bad("discover options take only 'filter' (a string)")
-            flt = options.get("filter")
-            if flt is not None and not isinstance(flt, str):
-                raise bad(f"options.filter must be a string, got {_kind(flt)}")
-            return "discover", flt
-        if action not in (None, "call", "execute"):
-            raise bad(f"unknown action {action!r}; use 'discover', or give a toolName")
-        return "call", (request.get("toolName"), request.get("params"), request.get("options"))
-
-    # -- preparation ----------------------------------------------------------------------
-
-    def _prepare(self, name: Any, params: Any, options: Any, kwargs: dict[str, Any]) -> Prepared:
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidParamsError(
-                f"toolName must be a non-empty string, got {_kind(name)}")
-        if params is None:
-            params = {}
-        elif not isinstance(params, dict):
-            raise InvalidParamsError(f"params must be an object, got {_kind(params)}")
-        try:
-            tool = self.registry.get(name)
-        except ToolCallError:
-            raise
-        except Exception as exc:
-            raise ExecutionError(f"cannot list the tools for {name!r}: {exc}",
-                                 permanent=True) from exc
-        if tool is None:
-            raise _not_found(name, self.registry.suggest(name))
-        cache = tool.cache
-        validator = cache.get("validator")
-        if validator is None:
-            cache["secret_keys"] = secret_names_in_schema(tool.params_schema)
-            validator = cache["validator"] = ParamsValidator(tool.params_schema)
-        secret_keys: frozenset[str] = cache["secret_keys"]
-        try:
-            opts = options_for(tool, options, kwargs)
-            redacted = redact_params(params, secret_keys)  # also refuses NaN and Infinity
-            _validate(name, validator, params, cache.get("coerce"))
-        except InvalidParamsError as error:
-            error.secret_keys = secret_keys  # type: ignore[attr-defined]
-            raise
-        if opts.isolation is not None and opts.isolation != (tool.isolation or "thread"):
-            tool = _with_isolation(tool, opts.isolation)
-        return Prepared(tool, params, opts, self.adapter_for(tool.kind), secret_keys, redacted)
-
-    # -- attempt drivers --------------------------------------------------------------------
-
-    def _last_resort(self, request: Any, exc: Exception) -> Envelope:
+    def _refused(self, arrival: Arrival, request: Any, exc: Exception) -> Envelope:
+        """The envelope of a request that could not be read, or broke the engine itself."""
+        error = exc if isinstance(exc, ToolCallError) else ExecutionError(
+            f"internal error while handling the request: {type(exc).__name__}: {exc}")
         name = request.get("toolName") if isinstance(request, dict) else None
-        error = ExecutionError(f"internal error while handling the request: "
-                               f"{type(exc).__name__}: {exc}")
-        now = self._clock()
-        return self._failed(self._next_id(), name, None, None, error, self._wall(), now,
-                            None, ())
+        return self._answer(arrival, name, None, None, error=error)
 
-    def _next_id(self) -> str:
-        return f"{self._id_prefix}-{next(self._ids)}"
-
-    # -- lifecycle ----------------------------------------------------------------------------
+    # -- lifecycle ------------------------------------------------------------------------
 
     def close(self) -> None:
         """Release adapters' resources (processes, connections, sessions) and the private loop."""
         if self._closed:
             return
         self._closed = True
-        for adapter in list(self.adapters.values()):
-            try:
-                if self.loop_thread.started:
-                    self.loop_thread.run(adapter.aclose())
-                else:
-                    adapter.close()
-            except Exception:  # noqa: BLE001 - closing must go on for the others
-                pass
-        self.loop_thread.close()
+        if (self.adapters or self._hubs) and not self.portal.in_loop_thread():
+            self.portal.run(self._aclose_parts())  # their clean-up is async: on the portal
+        self.portal.close()
 
     async def aclose(self) -> None:
-        """Async twin of `close`."""
+        """Release what `close` releases, from async code."""
         await asyncio.to_thread(self.close)
+
+    async def _aclose_parts(self) -> None:
+        for part in [*self.adapters.values(), *self._hubs]:
+            with contextlib.suppress(Exception):  # closing must go on for the others
+                await part.aclose()
 
     def __enter__(self) -> ToolCaller:
         return self
@@ -415,10 +372,13 @@ class ToolCaller(AttemptRunner):
         return Explorer(self)
 
 
-class _BadRequest(Exception):
-    def __init__(self, envelope: Envelope) -> None:
-        super().__init__("bad request")
-        self.envelope = envelope
+def redact_params_safely(params: Any, error: ToolCallError | None = None) -> Any:
+    """Mask params for the history of a call that never started (any value, never raises)."""
+    keys: frozenset[str] = getattr(error, "secret_keys", frozenset())
+    try:
+        return redact_params(params, keys)
+    except InvalidParamsError:
+        return redact_value(params)
 
 
 def _with_request_id(answer: dict[str, Any], request: Any) -> dict[str, Any]:
@@ -429,70 +389,5 @@ def _with_request_id(answer: dict[str, Any], request: Any) -> dict[str, Any]:
     return answer
 
 
-def _validate(name: str, validator: ParamsValidator, params: JSONObject,
-              coerce: Callable[[JSONObject], Any] | None) -> None:
-    """Raise `InvalidParamsError` listing every violation, before any attempt (rule 3)."""
-    violations = validator.violations(params)
-    if violations:
-        first = violations[0]
-        where = f" at {first['pointer']}" if first["pointer"] else ""
-        raise InvalidParamsError(
-            f"params of {name!r} are invalid{where}: {first['message']}"
-            + (f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""),
-            details={"violations": violations},
-        )
-    if coerce is not None:
-        coerce(params)  # a @tool's richer types (datetimes, enums, models) are checked too
-
-
-def _not_found(name: str, close: list[str]) -> ToolNotFoundError:
-    tip = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return ToolNotFoundError(f"no tool named {name!r}{tip}",
-                             details={"suggestions": close} if close else None)
-
-
-def _with_isolation(tool: Tool, isolation: Literal["thread", "process"]) -> Tool:
-    from dataclasses import replace
-
-    key = f"isolated:{isolation}"
-    twin = tool.cache.get(key)
-    if twin is None:
-        twin = tool.cache[key] = replace(tool, isolation=isolation, cache=dict(tool.cache))
-        twin.cache.pop("python_target", None)
-    return twin
-
-
-def _info(tool: Tool) -> dict[str, Any]:
-    info = tool.cache.get("info")
-    if info is None:
-        info = tool.cache["info"] = tool.info()
-    return info
-
-
-def _problem(problem: SourceProblem) -> dict[str, str]:
-    return {"source": problem.source, "prefix": problem.prefix, "message": problem.message}
-
-
-def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-             int: "a number", float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
-
-
-def _builtin_adapter(kind: str, caller: ToolCaller) -> Adapter:
-    if kind == "script":
-        from toolcaller.adapters.script import ScriptAdapter
-
-        return ScriptAdapter()
-    if kind == "http":
-        from toolcaller.adapters.http import HttpAdapter
-
-        return HttpAdapter()
-    if kind == "mcp":
-        from toolcaller.adapters.mcp import McpAdapter
-
-        return McpAdapter()
-    raise ExecutionError(f"no adapter for tools of kind {kind!r}", permanent=True)
-
-
-_ = ErrorCode  # re-exported names used in annotations only
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000.0, 3)

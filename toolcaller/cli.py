@@ -126,9 +126,8 @@ def _caller(args: argparse.Namespace) -> ToolCaller:
     except UsageError as exc:
         raise _UsageError(str(exc)) from None
     if args.plugins:
-        from toolcaller.sources.plugins import add_plugin_tools
-
-        add_plugin_tools(caller)
+        for problem in caller.add_plugins():
+            print(f"toolcaller: warning: {problem}", file=sys.stderr)
     return caller
 
 

@@ -16,9 +16,16 @@ import httpx
 import pytest
 
 from tests.adapters.conftest import free_port
+from toolcaller import testing
 from toolcaller.adapters._http_request import Call, prepare
-from toolcaller.adapters.base import AttemptContext, TextOutput
-from toolcaller.adapters.http import _ERROR_MAP, HttpAdapter, _retry_after_s, _translate_errors
+from toolcaller.adapters.base import AttemptContext, TextOutput, parse_entry
+from toolcaller.adapters.http import (
+    _ERROR_MAP,
+    HttpAdapter,
+    HttpSpec,
+    _retry_after_s,
+    _translate_errors,
+)
 from toolcaller.core.tool import Tool
 from toolcaller.errors import (
     ErrorCode,
@@ -40,38 +47,29 @@ def http_tool(url: str, method: str = "GET", **spec: Any) -> Tool:
 
 
 @pytest.fixture
-def adapter() -> Iterator[HttpAdapter]:
-    adapter = HttpAdapter(trust_env=False)
-    yield adapter
-    adapter.close()
-
-
-@pytest.fixture
 async def aadapter() -> AsyncIterator[HttpAdapter]:
     adapter = HttpAdapter(trust_env=False)
     yield adapter
     await adapter.aclose()
 
 
-@pytest.fixture(params=["run", "arun"])
-def invoke(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """Run one attempt through `run`, or through `arun` on a fresh loop closed after it."""
+@pytest.fixture
+def invoke() -> Any:
+    """Run one attempt, timed as the engine does, on a fresh loop closed after it."""
     adapter = HttpAdapter(trust_env=False)
 
-    async def acall(tool: Tool, params: dict[str, Any], ctx: AttemptContext) -> Any:
+    async def acall(tool: Tool, params: dict[str, Any], ctx: AttemptContext | None,
+                    options: dict[str, Any]) -> Any:
         try:
-            return await adapter.arun(tool, params, ctx)
+            return await testing.invoke(adapter, tool, params, ctx=ctx, **options)
         finally:
             await adapter.aclose()
 
-    def call(tool: Tool, params: dict[str, Any], ctx: AttemptContext | None = None) -> Any:
-        ctx = ctx or AttemptContext(timeout_s=10)
-        if request.param == "run":
-            return adapter.run(tool, params, ctx)
-        return asyncio.run(acall(tool, params, ctx))
+    def call(tool: Tool, params: dict[str, Any], ctx: AttemptContext | None = None,
+             **options: Any) -> Any:
+        return asyncio.run(acall(tool, params, ctx, {"timeout": 10_000} | options))
 
-    yield call
-    adapter.close()
+    return call
 
 
 def parsed(out: Any) -> Any:
@@ -129,8 +127,7 @@ class TestSuccess:
 
     def test_empty_body_raw_is_empty_text(self, invoke: Any, httpbin_url: str) -> None:
         """With format raw an empty body stays an empty TextOutput."""
-        ctx = AttemptContext(timeout_s=10, format="raw")
-        out = invoke(http_tool(f"{httpbin_url}/status/200"), {}, ctx)
+        out = invoke(http_tool(f"{httpbin_url}/status/200"), {}, format="raw")
         assert isinstance(out, TextOutput)
         assert out.data == ""
 
@@ -143,8 +140,7 @@ class TestSuccess:
 
     def test_binary_is_bytes(self, invoke: Any, httpbin_url: str) -> None:
         """A binary body comes back as bytes, untouched."""
-        ctx = AttemptContext(timeout_s=10, format="raw")
-        out = invoke(http_tool(f"{httpbin_url}/bytes/64?seed=7"), {}, ctx)
+        out = invoke(http_tool(f"{httpbin_url}/bytes/64?seed=7"), {}, format="raw")
         assert out.media_type == "application/octet-stream"
         assert isinstance(out.data, bytes)
         assert len(out.data) == 64
@@ -173,7 +169,7 @@ class TestSuccess:
             f"{httpbin_url}/headers",
             headers={"Authorization": "Bearer ${TC_TEST_API_TOKEN}", "X-Plain": "v"},
         )
-        ctx = AttemptContext(timeout_s=10)
+        ctx = testing.attempt_context(timeout=10_000)
         headers = parsed(invoke(tool, {}, ctx))["headers"]
         assert headers["Authorization"] == "Bearer t0k3n-from-env-91"
         assert headers["X-Plain"] == "v"
@@ -292,38 +288,37 @@ class TestOtherFailures:
 
 
 class TestTime:
-    def test_run_times_out(self, adapter: HttpAdapter, httpbin_url: str) -> None:
-        """A slow answer ends in TIMEOUT at ctx.timeout_s."""
+    def test_times_out(self, invoke: Any, httpbin_url: str) -> None:
+        """A slow answer ends in TIMEOUT at the attempt's timeout."""
         started = time.monotonic()
         with pytest.raises(ToolTimeoutError):
-            adapter.run(http_tool(f"{httpbin_url}/delay/3"), {}, AttemptContext(timeout_s=0.5))
+            invoke(http_tool(f"{httpbin_url}/delay/3"), {}, timeout=500)
         assert time.monotonic() - started < 1.0
 
-    def test_run_bounds_a_dripping_body(self, adapter: HttpAdapter, httpbin_url: str) -> None:
-        """The whole request, slow body included, stays within ctx.timeout_s."""
+    def test_bounds_a_dripping_body(self, invoke: Any, httpbin_url: str) -> None:
+        """The whole request, slow body included, stays within the attempt's timeout."""
         tool = http_tool(f"{httpbin_url}/drip?duration=4&numbytes=8&delay=0")
         started = time.monotonic()
         with pytest.raises(ToolTimeoutError):
-            adapter.run(tool, {}, AttemptContext(timeout_s=1.0))
+            invoke(tool, {}, timeout=1000)
         assert time.monotonic() - started < 1.6
 
-    def test_spec_timeout_caps_the_attempt(self, adapter: HttpAdapter, httpbin_url: str) -> None:
+    def test_spec_timeout_caps_the_attempt(self, invoke: Any, httpbin_url: str) -> None:
         """The entry's `timeout` (ms) caps a longer attempt timeout."""
         started = time.monotonic()
         with pytest.raises(ToolTimeoutError):
-            adapter.run(
-                http_tool(f"{httpbin_url}/delay/2", timeout=300), {}, AttemptContext(timeout_s=5)
-            )
+            invoke(http_tool(f"{httpbin_url}/delay/2", timeout=300), {}, timeout=5000)
         assert time.monotonic() - started < 1.0
 
-    async def test_arun_is_cancelled(self, aadapter: HttpAdapter, httpbin_url: str) -> None:
-        """Cancelling `arun` returns at once, and the adapter keeps working after it."""
+    async def test_invoke_is_cancelled(self, aadapter: HttpAdapter, httpbin_url: str) -> None:
+        """Cancelling `invoke` returns at once, and the adapter keeps working after it."""
         started = time.monotonic()
-        coro = aadapter.arun(http_tool(f"{httpbin_url}/delay/3"), {}, AttemptContext(timeout_s=5))
+        tool = http_tool(f"{httpbin_url}/delay/3")
+        coro = aadapter.invoke(tool, {}, testing.attempt_context(tool, timeout=5000))
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(coro, 0.5)
         assert time.monotonic() - started < 1.0
-        out = await aadapter.arun(http_tool(f"{httpbin_url}/get"), {}, AttemptContext(timeout_s=5))
+        out = await testing.invoke(aadapter, http_tool(f"{httpbin_url}/get"), {}, timeout=5000)
         assert parsed(out)["args"] == {}
 
 
@@ -338,7 +333,7 @@ class TestPooling:
 
         async def call_twice() -> None:
             for _ in range(2):
-                parsed(await adapter.arun(tool, {}, AttemptContext(timeout_s=5)))
+                parsed(await testing.invoke(adapter, tool, {}, timeout=5000))
             clients.append(adapter._aclients[asyncio.get_running_loop()].client)
 
         async def call_and_close() -> None:
@@ -365,22 +360,21 @@ class TestPooling:
         assert errors == []
         assert len(set(map(id, clients))) == 6
         assert all(client.is_closed for client in clients)
-        adapter.close()
 
     def test_close_reaches_a_loop_in_another_thread(self, httpbin_url: str) -> None:
-        """`close()` has a loop running in another thread close its client."""
+        """`aclose()` has a loop running in another thread close its client."""
         adapter = HttpAdapter(trust_env=False)
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, daemon=True)
         thread.start()
         try:
             future = asyncio.run_coroutine_threadsafe(
-                adapter.arun(http_tool(f"{httpbin_url}/get"), {}, AttemptContext(timeout_s=5)),
+                testing.invoke(adapter, http_tool(f"{httpbin_url}/get"), {}, timeout=5000),
                 loop,
             )
             parsed(future.result(5))
             client = adapter._aclients[loop].client
-            adapter.close()
+            asyncio.run(adapter.aclose())
             deadline = time.monotonic() + 2
             while not client.is_closed and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -413,8 +407,10 @@ def test_retry_after_parsing(value: str | None, expected: float | None) -> None:
 def built(params: dict[str, Any], ctx: AttemptContext | None = None, **spec: Any) -> Any:
     """The request one attempt would send (no network)."""
     tool = http_tool("http://h/items/{id}", spec.pop("method", "POST"), **spec)
+    entry = parse_entry(HttpSpec, tool, "http")
     with httpx.Client() as client:
-        return prepare(tool, params, ctx or AttemptContext(timeout_s=5)).build(client)
+        return prepare(entry, tool, params, ctx or testing.attempt_context(timeout=5000)).build(
+            client)
 
 
 class TestParamPlaces:
@@ -455,7 +451,7 @@ class TestParamPlaces:
 
     def test_secret_header_params_are_masked(self) -> None:
         """A header param whose header or param name looks secret becomes a secret."""
-        ctx = AttemptContext(timeout_s=5)
+        ctx = testing.attempt_context(timeout=5000)
         spec: dict[str, Any] = {"headerParams": {"auth": "Authorization", "api_key": "X-Key"}}
         built({"id": 1, "auth": "Bearer abc123def", "api_key": "k-998877"}, ctx, **spec)
         assert ctx.secrets == {"Bearer abc123def", "abc123def", "k-998877"}

@@ -21,9 +21,10 @@ pytest.importorskip("mcp_server_time")
 
 from mcp.shared.exceptions import MCPError
 
-from toolcaller._loop import LoopThread
+from toolcaller import testing
 from toolcaller.adapters.base import AttemptContext, TextOutput
-from toolcaller.adapters.mcp import McpAdapter, _error_map, _translate_errors
+from toolcaller.adapters.mcp import McpAdapter, McpTarget, _error_map, _translate_errors
+from toolcaller.core.portal import Portal
 from toolcaller.core.registry import Registry
 from toolcaller.core.tool import Tool
 from toolcaller.errors import (
@@ -76,23 +77,28 @@ def wait_until(predicate, timeout_s: float = 8.0) -> bool:
 
 
 def ctx(timeout_s: float = 10.0, fmt: str = "json") -> AttemptContext:
-    return AttemptContext(timeout_s=timeout_s, format=fmt)  # type: ignore[arg-type]
+    return testing.attempt_context(timeout=timeout_s * 1000, format=fmt)
 
 
-def make_hub(loop: LoopThread, servers=SERVERS, **kwargs) -> McpHub:
+async def run(adapter: McpAdapter, tool: Tool, params: dict, context: AttemptContext) -> object:
+    """One attempt through the adapter, timed as the engine does."""
+    return await testing.invoke(adapter, tool, params, ctx=context)
+
+
+def make_hub(loop: Portal, servers=SERVERS, **kwargs) -> McpHub:
     environ = {**os.environ, "TC_TEST_TOKEN": TOKEN}
     return McpHub(servers, loop=loop, environ=environ, **kwargs)
 
 
 @pytest.fixture(scope="module")
-def loop() -> Iterator[LoopThread]:
-    thread = LoopThread("test-mcp-loop")
+def loop() -> Iterator[Portal]:
+    thread = Portal("test-mcp-loop")
     yield thread
     thread.close()
 
 
 @pytest.fixture(scope="module")
-def hub(loop: LoopThread) -> Iterator[McpHub]:
+def hub(loop: Portal) -> Iterator[McpHub]:
     """One hub for the module: sessions are shared across tests, as across calls."""
     shared = make_hub(loop)
     yield shared
@@ -106,7 +112,7 @@ def tools(hub: McpHub) -> dict[str, Tool]:
 
 @pytest.fixture
 def adapter(hub: McpHub) -> McpAdapter:
-    return McpAdapter(hub)
+    return McpAdapter()
 
 
 # --- discovery ---------------------------------------------------------------------------
@@ -118,7 +124,7 @@ class TestDiscovery:
         tool = tools["time.get_current_time"]
         assert "time.convert_time" in tools
         assert tool.kind == "mcp"
-        assert tool.target == {"server": "time", "tool": "get_current_time"}
+        assert (tool.target.server, tool.target.tool) == ("time", "get_current_time")
         assert tool.params_schema["required"] == ["timezone"]
         assert tool.params_schema["properties"]["timezone"]["type"] == "string"
         assert tool.description
@@ -138,7 +144,7 @@ class TestDiscovery:
         info = tools["time.get_current_time"].info()
         assert set(info) == {"name", "description", "paramsSchema", "metadata"}
 
-    def test_a_missing_command_is_a_source_problem_not_a_crash(self, loop: LoopThread):
+    def test_a_missing_command_is_a_source_problem_not_a_crash(self, loop: Portal):
         """Discovery reports the broken server and still lists the others."""
         hub = make_hub(loop, {"ghost": {"command": "no-such-mcp-server-xyz"}, **SERVERS})
         try:
@@ -152,7 +158,7 @@ class TestDiscovery:
         finally:
             hub.close()
 
-    def test_a_failed_start_is_remembered_then_tried_again(self, loop: LoopThread, tmp_path):
+    def test_a_failed_start_is_remembered_then_tried_again(self, loop: Portal, tmp_path):
         """A server that dies at start is not restarted on every lookup, only after a pause."""
         script = tmp_path / "dies.sh"
         script.write_text("#!/bin/sh\necho started >> starts.log\necho 'boom: no config' >&2\n")
@@ -186,7 +192,7 @@ class TestDiscovery:
         result = asyncio.run(hub.acall("slow", "getenv", {"name": "PLAIN"}))
         assert result.structured_content == {"result": "fallback"}
 
-    def test_an_unset_variable_names_the_variable(self, loop: LoopThread):
+    def test_an_unset_variable_names_the_variable(self, loop: Portal):
         hub = McpHub({"x": {"command": "mcp-server-time", "env": {"K": "${TC_NOPE_NOT_SET}"}}},
                      loop=loop, environ={})
         try:
@@ -195,7 +201,7 @@ class TestDiscovery:
         finally:
             hub.close()
 
-    def test_tools_filter_and_disabled_servers(self, loop: LoopThread):
+    def test_tools_filter_and_disabled_servers(self, loop: Portal):
         """`tools` limits what a server exposes; a disabled server has no source."""
         hub = make_hub(loop, {
             "time": {"command": "mcp-server-time", "tools": ["convert_time"]},
@@ -221,9 +227,9 @@ class TestEntrySource:
         assert tool.params_schema["required"] == ["timezone"]
         assert tool.tags == ["time"]
         assert tool.description.startswith("Get current time")
-        assert tool.target == {"server": "time", "tool": "get_current_time"}
+        assert (tool.target.server, tool.target.tool) == ("time", "get_current_time")
 
-    def test_an_entry_with_schema_does_not_start_the_server(self, loop: LoopThread):
+    def test_an_entry_with_schema_does_not_start_the_server(self, loop: Portal):
         hub = make_hub(loop, {"ghost": {"command": "no-such-mcp-server-xyz"}})
         entry = {"name": "g", "description": "d", "paramsSchema": {"type": "object"},
                  "mcp": {"server": "ghost", "tool": "t"}}
@@ -243,73 +249,72 @@ class TestEntrySource:
 class TestCalls:
     async def test_get_current_time_in_utc(self, adapter: McpAdapter, tools: dict[str, Tool]):
         """With format json the structured content is the result."""
-        result = await adapter.arun(tools["time.get_current_time"], {"timezone": "UTC"}, ctx())
+        result = await run(adapter, tools["time.get_current_time"], {"timezone": "UTC"}, ctx())
         assert result["timezone"] == "UTC"
         assert result["datetime"].endswith("+00:00")
 
     async def test_raw_format_returns_the_content_list(self, adapter, tools):
-        result = await adapter.arun(
-            tools["time.get_current_time"], {"timezone": "UTC"}, ctx(fmt="raw")
-        )
+        result = await run(adapter, tools["time.get_current_time"], {"timezone": "UTC"},
+                           ctx(fmt="raw"))
         assert isinstance(result, list)
         assert result[0]["type"] == "text"
         assert '"timezone": "UTC"' in result[0]["text"]
 
     async def test_bad_timezone_is_an_execution_error_that_is_not_retried(self, adapter, tools):
         with pytest.raises(ExecutionError) as caught:
-            await adapter.arun(tools["time.get_current_time"], {"timezone": "Nowhere/Nope"}, ctx())
+            await run(adapter, tools["time.get_current_time"], {"timezone": "Nowhere/Nope"}, ctx())
         assert caught.value.code is ErrorCode.EXECUTION_ERROR
         assert caught.value.retryable is False
         assert "Nowhere/Nope" in caught.value.message
         assert caught.value.details["content"][0]["type"] == "text"
 
-    async def test_an_unknown_tool_is_a_permanent_execution_error(self, adapter, tools):
+    async def test_an_unknown_tool_is_a_permanent_execution_error(self, adapter, tools, hub):
         """The Python servers answer JSON-RPC -32602 'Unknown tool'."""
-        ghost = Tool("time.vanished", "", {}, "mcp", {"server": "time", "tool": "vanished"})
+        ghost = Tool("time.vanished", "", {}, "mcp", McpTarget("time", "vanished", hub))
         with pytest.raises(ExecutionError, match="has no tool 'vanished'") as caught:
-            await adapter.arun(ghost, {}, ctx())
+            await run(adapter, ghost, {}, ctx())
         assert caught.value.retryable is False
         assert caught.value.details["mcpCode"] == -32602
 
-    async def test_an_unknown_server_is_a_permanent_execution_error(self, adapter):
-        tool = Tool("x.y", "", {}, "mcp", {"server": "nowhere", "tool": "y"})
+    async def test_an_unknown_server_is_a_permanent_execution_error(self, adapter, hub):
+        tool = Tool("x.y", "", {}, "mcp", McpTarget("nowhere", "y", hub))
         with pytest.raises(ExecutionError, match="no MCP server named 'nowhere'") as caught:
-            await adapter.arun(tool, {}, ctx())
+            await run(adapter, tool, {}, ctx())
         assert caught.value.retryable is False
 
     async def test_one_text_content_is_text_output(self, adapter, tools):
         """Unstructured text is handed to the engine to parse (json) as TextOutput."""
-        result = await adapter.arun(tools["slow.echo"], {"text": '{"a": 1}'}, ctx())
+        result = await run(adapter, tools["slow.echo"], {"text": '{"a": 1}'}, ctx())
         assert isinstance(result, TextOutput)
         assert result.data == '{"a": 1}'
 
     async def test_several_contents_are_a_list_of_dicts(self, adapter, tools):
-        result = await adapter.arun(tools["slow.several"], {}, ctx())
+        result = await run(adapter, tools["slow.several"], {}, ctx())
         assert [c["type"] for c in result] == ["text", "text", "image"]
         assert result[2]["mimeType"] == "image/png"
 
     async def test_a_tool_error_carries_the_servers_message(self, adapter, tools):
         with pytest.raises(ExecutionError, match="boom-42"):
-            await adapter.arun(tools["slow.fail"], {"message": "boom-42"}, ctx())
+            await run(adapter, tools["slow.fail"], {"message": "boom-42"}, ctx())
 
     async def test_secrets_of_the_server_are_added_to_the_context(self, adapter, tools):
         context = ctx()
-        await adapter.arun(tools["slow.echo"], {"text": "x"}, context)
+        await run(adapter, tools["slow.echo"], {"text": "x"}, context)
         assert TOKEN in context.secrets
 
     async def test_a_timeout_cancels_on_the_server_and_the_session_goes_on(self, adapter, tools):
         """The engine cancels arun at its timeout: the server sees the cancellation, and the
         same session (same server process) answers the next call."""
-        before = await adapter.arun(tools["slow.stats"], {}, ctx())
-        pid = await adapter.arun(tools["slow.pid"], {}, ctx())
+        before = await run(adapter, tools["slow.stats"], {}, ctx())
+        pid = await run(adapter, tools["slow.pid"], {}, ctx())
         started = time.monotonic()
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(0.3):
-                await adapter.arun(tools["slow.sleep"], {"seconds": 5}, ctx(timeout_s=0.3))
+                await run(adapter, tools["slow.sleep"], {"seconds": 5}, ctx(timeout_s=0.3))
         assert time.monotonic() - started < 1.5
 
         async def cancelled() -> bool:
-            stats = await adapter.arun(tools["slow.stats"], {}, ctx())
+            stats = await run(adapter, tools["slow.stats"], {}, ctx())
             return stats["cancelled"] == before["cancelled"] + 1
 
         for _ in range(40):
@@ -317,8 +322,8 @@ class TestCalls:
                 break
             await asyncio.sleep(0.05)
         assert await cancelled()
-        assert await adapter.arun(tools["slow.pid"], {}, ctx()) == pid
-        assert await adapter.arun(tools["slow.sleep"], {"seconds": 0.01}, ctx()) == {"slept": 0.01}
+        assert await run(adapter, tools["slow.pid"], {}, ctx()) == pid
+        assert await run(adapter, tools["slow.sleep"], {"seconds": 0.01}, ctx()) == {"slept": 0.01}
 
     async def test_the_read_timeout_guard_is_a_timeout(self, hub: McpHub):
         with pytest.raises(ToolCallError) as caught, _translate_errors("slow.sleep", "slow", "s"):
@@ -326,43 +331,36 @@ class TestCalls:
         assert caught.value.code is ErrorCode.TIMEOUT
 
     async def test_concurrent_calls_share_one_session(self, adapter, tools):
-        pids = await asyncio.gather(*(adapter.arun(tools["slow.pid"], {}, ctx()) for _ in range(8)))
+        pids = await asyncio.gather(*(run(adapter, tools["slow.pid"], {}, ctx()) for _ in range(8)))
         assert len({p["result"] for p in pids}) == 1
 
     def test_arun_works_on_the_private_loop_itself(self, loop, adapter, tools):
         """The sync engine runs arun on the private loop: no hop, same session."""
-        result = loop.run(adapter.arun(tools["time.get_current_time"], {"timezone": "UTC"}, ctx()))
+        result = loop.run(run(adapter, tools["time.get_current_time"], {"timezone": "UTC"}, ctx()))
         assert result["timezone"] == "UTC"
 
     def test_arun_works_from_another_threads_loop(self, adapter, tools):
         """A user's loop in another thread (a Jupyter kernel's) awaits it too."""
         out: list[object] = []
-        call = adapter.arun(tools["slow.echo"], {"text": "from-thread"}, ctx())
+        call = run(adapter, tools["slow.echo"], {"text": "from-thread"}, ctx())
         thread = threading.Thread(target=lambda: out.append(asyncio.run(call)))
         thread.start()
         thread.join(10)
         assert isinstance(out[0], TextOutput)
         assert out[0].data == "from-thread"
 
-    def test_sync_run_enforces_its_timeout(self, adapter, tools):
-        assert not adapter.supports_sync(tools["slow.sleep"])
-        assert adapter.run(tools["slow.echo"], {"text": "s"}, ctx()).data == "s"
-        with pytest.raises(ToolCallError) as caught:
-            adapter.run(tools["slow.sleep"], {"seconds": 5}, ctx(timeout_s=0.2))
-        assert caught.value.code is ErrorCode.TIMEOUT
-
 
 class TestLifecycle:
     async def test_a_lost_connection_is_retryable_and_the_next_call_restarts(self, loop):
         hub = make_hub(loop, {"slow": SERVERS["slow"]})
-        adapter = McpAdapter(hub)
+        adapter = McpAdapter()
         try:
             tools = {t.name: t for t in await hub.sources()[0].alist_tools()}
-            first = await adapter.arun(tools["slow.pid"], {}, ctx())
+            first = await run(adapter, tools["slow.pid"], {}, ctx())
             with pytest.raises(ExecutionError, match="connection was lost") as caught:
-                await adapter.arun(tools["slow.crash"], {}, ctx())
+                await run(adapter, tools["slow.crash"], {}, ctx())
             assert caught.value.retryable is True
-            second = await adapter.arun(tools["slow.pid"], {}, ctx())
+            second = await run(adapter, tools["slow.pid"], {}, ctx())
             assert second != first
         finally:
             await hub.aclose()
@@ -426,17 +424,17 @@ class TestHttp:
             {"web": {"url": http_server, "headers": {"Authorization": "Bearer ${TC_TEST_TOKEN}"}}},
             loop=loop, environ={"TC_TEST_TOKEN": TOKEN},
         )
-        adapter = McpAdapter(hub)
+        adapter = McpAdapter()
         try:
             tools = {t.name: t for t in await hub.sources()[0].alist_tools()}
             assert "web.sleep" in tools
             assert TOKEN in hub.secrets("web")
-            result = await adapter.arun(tools["web.echo"], {"text": "over http"}, ctx())
+            result = await run(adapter, tools["web.echo"], {"text": "over http"}, ctx())
             assert result.data == "over http"
             with pytest.raises(TimeoutError):
                 async with asyncio.timeout(0.3):
-                    await adapter.arun(tools["web.sleep"], {"seconds": 5}, ctx(timeout_s=0.3))
-            assert (await adapter.arun(tools["web.echo"], {"text": "again"}, ctx())).data == "again"
+                    await run(adapter, tools["web.sleep"], {"seconds": 5}, ctx(timeout_s=0.3))
+            assert (await run(adapter, tools["web.echo"], {"text": "again"}, ctx())).data == "again"
         finally:
             await hub.aclose()
 

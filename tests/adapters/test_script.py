@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import stat
 import sys
 import time
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.adapters.conftest import HERE, SCRIPTS, is_alive, wait_gone
+from toolcaller import testing
 from toolcaller.adapters.base import AttemptContext, TextOutput
 from toolcaller.adapters.script import _ERROR_MAP, ScriptAdapter, _Launch, _translate_errors
 from toolcaller.core.tool import Tool
@@ -43,16 +43,15 @@ def script(name: str) -> list[str]:
     return [PY, f"scripts/{name}"]
 
 
-@pytest.fixture(params=["run", "arun"])
-def invoke(request: pytest.FixtureRequest) -> Any:
-    """Run one attempt through `run` or through `arun` on a fresh loop."""
+@pytest.fixture
+def invoke() -> Any:
+    """Run one attempt through the adapter, timed as the engine does, on a fresh loop."""
     adapter = ScriptAdapter()
 
-    def call(tool: Tool, params: dict[str, Any], ctx: AttemptContext | None = None) -> Any:
-        ctx = ctx or AttemptContext(timeout_s=10)
-        if request.param == "run":
-            return adapter.run(tool, params, ctx)
-        return asyncio.run(adapter.arun(tool, params, ctx))
+    def call(tool: Tool, params: dict[str, Any], ctx: AttemptContext | None = None,
+             **options: Any) -> Any:
+        return asyncio.run(testing.invoke(adapter, tool, params, ctx=ctx,
+                                          **({"timeout": 10_000} | options)))
 
     return call
 
@@ -78,14 +77,12 @@ class TestOutput:
 
     def test_raw_text_is_str(self, invoke: Any) -> None:
         """With format raw, UTF-8 stdout is returned as str."""
-        ctx = AttemptContext(timeout_s=10, format="raw")
-        out = invoke(script_tool(script("emit.py")), {"kind": "x", "n": 5}, ctx)
+        out = invoke(script_tool(script("emit.py")), {"kind": "x", "n": 5}, format="raw")
         assert out.data == "xxxxx"
 
     def test_raw_garbage_is_bytes(self, invoke: Any) -> None:
         """With format raw, stdout that is not UTF-8 is returned as bytes, untouched."""
-        ctx = AttemptContext(timeout_s=10, format="raw")
-        out = invoke(script_tool(script("emit.py")), {"kind": "garbage"}, ctx)
+        out = invoke(script_tool(script("emit.py")), {"kind": "garbage"}, format="raw")
         assert isinstance(out.data, bytes)
         assert out.data.startswith(b"\xff\xfe\x00\x80garbage")
 
@@ -143,7 +140,7 @@ class TestFailures:
         secret = "tok-3f9a7c1e55d2"
         monkeypatch.setenv("TC_TEST_SCRIPT_TOKEN", secret)
         tool = script_tool(script("fail.py"), env={"API_KEYISH": "${TC_TEST_SCRIPT_TOKEN}"})
-        ctx = AttemptContext(timeout_s=10)
+        ctx = testing.attempt_context(timeout=10_000)
         with pytest.raises(ExecutionError) as info:
             invoke(tool, {"show": "API_KEYISH"}, ctx)
         assert secret in ctx.secrets
@@ -273,32 +270,30 @@ class TestEnvironment:
 
 class TestEndOfCall:
     @pytest.mark.parametrize("grandchild", [False, True], ids=["alone", "with-grandchild"])
-    def test_run_timeout_kills_the_group(self, tmp_path: Path, grandchild: bool) -> None:
-        """`run` stops at ctx.timeout_s with TIMEOUT, and every process of the group is gone."""
+    def test_timeout_kills_the_group(self, invoke: Any, tmp_path: Path,
+                                     grandchild: bool) -> None:
+        """At its timeout the attempt is TIMEOUT, and every process of the group is gone."""
         pidfile = tmp_path / "pids.json"
         started = time.monotonic()
         with pytest.raises(ToolTimeoutError) as info:
-            ScriptAdapter().run(
-                script_tool(script("hang.py")),
-                {"pidfile": str(pidfile), "grandchild": grandchild},
-                AttemptContext(timeout_s=1.0),
-            )
+            invoke(script_tool(script("hang.py")),
+                   {"pidfile": str(pidfile), "grandchild": grandchild}, timeout=1000)
         assert time.monotonic() - started < 1.5
         assert info.value.code is ErrorCode.TIMEOUT
+        assert "process group was killed" in info.value.message
+        assert "stderr" in info.value.details
         pids = read_pids(pidfile)
         assert len(pids) == (2 if grandchild else 1)
         assert not is_alive(pids[0])
         assert all(wait_gone(pid) for pid in pids)
 
     @pytest.mark.parametrize("grandchild", [False, True], ids=["alone", "with-grandchild"])
-    async def test_arun_cancel_kills_the_group(self, tmp_path: Path, grandchild: bool) -> None:
-        """Cancelling `arun` (as the engine's timeout does) kills and reaps the whole group."""
+    async def test_cancel_kills_the_group(self, tmp_path: Path, grandchild: bool) -> None:
+        """Cancelling `invoke` (as a caller's cancel does) kills and reaps the whole group."""
         pidfile = tmp_path / "pids.json"
-        coro = ScriptAdapter().arun(
-            script_tool(script("hang.py")),
-            {"pidfile": str(pidfile), "grandchild": grandchild},
-            AttemptContext(timeout_s=1.0),
-        )
+        tool = script_tool(script("hang.py"))
+        coro = ScriptAdapter().invoke(tool, {"pidfile": str(pidfile), "grandchild": grandchild},
+                                      testing.attempt_context(tool))
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(coro, 1.0)
         pids = read_pids(pidfile)
@@ -306,15 +301,12 @@ class TestEndOfCall:
         assert not is_alive(pids[0])
         assert all(wait_gone(pid) for pid in pids)
 
-    def test_closed_stdout_then_hang_times_out(self, tmp_path: Path) -> None:
+    def test_closed_stdout_then_hang_times_out(self, invoke: Any, tmp_path: Path) -> None:
         """A script that closes stdout and hangs still times out and dies."""
         pidfile = tmp_path / "pids.json"
         with pytest.raises(ToolTimeoutError):
-            ScriptAdapter().run(
-                script_tool(script("hang.py")),
-                {"pidfile": str(pidfile), "close_stdout": True},
-                AttemptContext(timeout_s=0.8),
-            )
+            invoke(script_tool(script("hang.py")), {"pidfile": str(pidfile),
+                                                    "close_stdout": True}, timeout=800)
         assert all(wait_gone(pid) for pid in read_pids(pidfile))
 
     def test_exit_while_a_grandchild_holds_stdout(self, invoke: Any, tmp_path: Path) -> None:
@@ -363,62 +355,3 @@ def test_error_map(exc: OSError, code: ErrorCode, retryable: bool, text: str) ->
 def test_error_map_is_exercised() -> None:
     """The table above covers every key of the adapter's error map."""
     assert set(_ERROR_MAP) == {FileNotFoundError, PermissionError, NotADirectoryError, OSError}
-
-
-def test_supports_sync() -> None:
-    """The sync path serves every script tool."""
-    assert ScriptAdapter().supports_sync(script_tool(["true"])) is True
-    assert os.name == "posix"
-
-
-class TestThroughEngine:
-    @pytest.fixture
-    def caller(self) -> Any:
-        from toolcaller import ToolCaller
-
-        tools = [
-            Tool(
-                name=name, description=name, params_schema={"type": "object"}, kind="script",
-                target={"command": script(file)}, base_dir=HERE,
-            )
-            for name, file in [("s.echo", "echo_json.py"), ("s.hang", "hang.py"),
-                               ("s.emit", "emit.py"), ("s.fail", "fail.py")]
-        ]  # fmt: skip
-        caller = ToolCaller(tools=tools)
-        yield caller
-        caller.close()
-
-    def test_success(self, caller: Any) -> None:
-        """stdout JSON is the parsed result."""
-        envelope = caller.handle({"toolName": "s.echo", "params": {"a": 1}})
-        assert envelope["success"], envelope
-        assert envelope["result"]["params"] == {"a": 1}
-
-    @pytest.mark.parametrize("how", ["handle", "ahandle"])
-    async def test_hang_times_out_and_dies(self, caller: Any, tmp_path: Path, how: str) -> None:
-        """A hanging script gives TIMEOUT on time and leaves no process behind."""
-        pidfile = tmp_path / "pids.json"
-        request = {
-            "toolName": "s.hang",
-            "params": {"pidfile": str(pidfile), "grandchild": True},
-            "options": {"timeout": 800, "retries": 0},
-        }
-        if how == "handle":
-            envelope = await asyncio.to_thread(caller.handle, request)
-        else:
-            envelope = await caller.ahandle(request)
-        assert envelope["error"]["code"] == "TIMEOUT"
-        assert envelope["metadata"]["duration"] < 1500
-        assert all(wait_gone(pid) for pid in read_pids(pidfile))
-
-    def test_failure_is_retried(self, caller: Any) -> None:
-        """A non-zero exit is retried: RETRY_EXHAUSTED after 1 + retries attempts."""
-        options = {"retries": 1, "retryDelay": 10}
-        envelope = caller.handle({"toolName": "s.fail", "params": {}, "options": options})
-        assert envelope["error"]["code"] == "RETRY_EXHAUSTED"
-        assert envelope["metadata"]["attempts"] == 2
-
-    def test_garbage_with_format_json_is_a_parse_error(self, caller: Any) -> None:
-        """Binary garbage asked for as JSON is PARSE_ERROR."""
-        envelope = caller.handle({"toolName": "s.emit", "params": {"kind": "garbage"}})
-        assert envelope["error"]["code"] == "PARSE_ERROR"

@@ -9,7 +9,16 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import CODES, TIMESTAMP, FakeClock, check_envelope, code_of, make_tool
+from tests.helpers import (
+    CAMEL,
+    CODES,
+    TIMESTAMP,
+    FakeClock,
+    JumpyWall,
+    check_envelope,
+    code_of,
+    make_tool,
+)
 from toolcaller import Envelope, ToolCaller
 
 
@@ -127,7 +136,7 @@ class TestTimestamps:
             wall[0] += 3600.0
             return 1
 
-        caller = ToolCaller(tools=[make_tool(slow_on_the_wall, "t")], wall_clock=lambda: wall[0])
+        caller = ToolCaller(tools=[make_tool(slow_on_the_wall, "t")], clock=JumpyWall(wall))
         data = caller.handle({"toolName": "t"})
         assert data["success"] is True
         expected = datetime.fromtimestamp(1_700_000_000.123, UTC)
@@ -150,7 +159,7 @@ class TestDuration:
             clock.advance(0.25)
             return 1
 
-        caller = ToolCaller(tools=[make_tool(takes_time, "t")], clock=clock.clock)
+        caller = ToolCaller(tools=[make_tool(takes_time, "t")], clock=clock)
         data = caller.handle({"toolName": "t"})
         assert isinstance(data["metadata"]["duration"], float)
         assert data["metadata"]["duration"] == pytest.approx(250.0, abs=0.01)
@@ -263,7 +272,9 @@ class TestTrail:
         assert data["metadata"].get("trail", []) == []
 
     def test_trail_keys_are_camel_case(self, demo: ToolCaller) -> None:
-        """Trail entries use camelCase keys like the rest of the envelope."""
+        """Trail entries use camelCase keys like the rest of the envelope, the same as details'."""
         data = demo.handle({"toolName": "demo.fail", "options": {"retries": 1, "retryDelay": 0}})
         for entry in data["metadata"]["trail"]:
-            assert set(entry) <= {"attempt", "code", "duration", "wait"}
+            assert {"attempt", "code", "duration", "wait"} <= set(entry)
+            assert all(CAMEL.match(key) for key in entry), entry
+        assert data["error"]["details"]["attempts"] == data["metadata"]["trail"]

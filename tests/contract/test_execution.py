@@ -124,7 +124,7 @@ class TestStragglers:
         assert envelope.code == "TIMEOUT"
         probe.release.set()
         assert probe.finished.wait(2)
-        pool = caller.adapters["python"].pool  # type: ignore[attr-defined]
+        pool = caller.adapters["python"].threads  # type: ignore[attr-defined]
         wait_until(lambda: pool.busy == 0 or bool(crashes))
         assert crashes == []
         assert pool.busy == 0  # the worker went back to the pool

@@ -87,8 +87,7 @@ def fuzz_caller() -> ToolCaller:
                                                                "writeOnly": True}}}),
         make_tool(async_echo, "async.echo", idempotent=True),
     ]
-    return ToolCaller(tools=tools, clock=clock.clock, sleep=clock.sleep, asleep=clock.asleep,
-                      max_history=1000)
+    return ToolCaller(tools=tools, clock=clock, max_history=1000)
 
 
 TOOL_NAMES = ["math.add", "text.echo", "open", "fail", "perm", "bad.output", "login",
@@ -169,7 +168,7 @@ class TestHandleNeverRaises:
 
         async def main() -> dict[str, Any]:
             answer = await caller.ahandle(request)
-            pool = caller.adapters["python"].pool  # type: ignore[attr-defined]
+            pool = caller.adapters["python"].threads  # type: ignore[attr-defined]
             # stragglers must end while this loop lives (see test_execution)
             await asyncio.to_thread(wait_until, lambda: pool.busy == 0)
             return answer

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import TIMESTAMP, make_tool
+from tests.helpers import TIMESTAMP, attempt_of, make_tool
 from toolcaller import History, ToolCaller
-from toolcaller.core.history import AttemptRecord, CallRecord
+from toolcaller.core.history import CallRecord
 from toolcaller.envelope import Options
 
 
 def record(i: int, success: bool = True, attempts: int = 1) -> CallRecord:
-    trail = [AttemptRecord(n + 1, float(n), 1.5, 0.0 if n == 0 else 10.0,
+    trail = [attempt_of(n + 1, float(n), 1.5, 0.0 if n == 0 else 10.0,
                            None if success and n == attempts - 1 else "EXECUTION_ERROR",
                            None if success and n == attempts - 1 else "boom",
                            None if success and n == attempts - 1 else True)
@@ -27,7 +27,7 @@ def record(i: int, success: bool = True, attempts: int = 1) -> CallRecord:
 
 
 CALL_COLUMNS = ["call_id", "tool_name", "timestamp", "duration_ms", "success", "code",
-                "message", "attempts", "params"]
+                "message", "attempts", "params", "status", "tool_call_id"]
 ATTEMPT_COLUMNS = ["call_id", "tool_name", "attempt", "started_ms", "wait_ms", "duration_ms",
                    "code", "message", "retryable"]
 

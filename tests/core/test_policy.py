@@ -1,4 +1,4 @@
-"""`toolcaller.core.policy`: the retry plan, without I/O (rules 4–6)."""
+"""`toolcaller.core.policy`: retry decisions and the final error, without I/O (rules 4–6)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import FakeClock
-from toolcaller.core.policy import MIN_ATTEMPT_MS, CallPlan
-from toolcaller.envelope import Options
+from toolcaller.core.policy import MIN_ATTEMPT_MS, RetryPolicy, final_error
+from toolcaller.envelope import Attempt, Options
 from toolcaller.errors import (
     ErrorCode,
     ExecutionError,
@@ -19,78 +18,45 @@ from toolcaller.errors import (
 )
 
 
-def plan_for(clock: FakeClock, rng: float = 0.0, **options: Any) -> CallPlan:
-    return CallPlan(Options(**options), clock.clock(), clock.clock, lambda: rng)
+def policy(rng: float = 0.0, **options: Any) -> RetryPolicy:
+    return RetryPolicy(Options(**options), lambda: rng)
 
 
-def run_attempt(plan: CallPlan, clock: FakeClock, wait_s: float, takes_s: float,
-                error: ToolCallError | None) -> None:
-    """Simulate one attempt: wait, run for `takes_s`, end with `error`."""
-    clock.advance(wait_s)
-    attempt = plan.begin(wait_s)
-    clock.advance(takes_s)
-    plan.end(attempt, error)
+def attempts_of(errors: list[ToolCallError], duration: float = 10.0,
+                wait: float = 0.0) -> list[Attempt]:
+    return [Attempt(attempt=n, code=e.code, message=e.message, retryable=e.retryable,
+                    duration=duration, wait=wait if n > 1 else 0.0)
+            for n, e in enumerate(errors, start=1)]
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-class TestFirstStep:
-    def test_first_attempt_has_no_wait_and_the_timeout_as_budget(self, clock: FakeClock) -> None:
-        """The first step waits 0 and may use the whole per-attempt timeout."""
-        step = plan_for(clock, timeout=2000).first()
-        assert step is not None
-        assert step.wait_s == 0
-        assert step.budget_s == pytest.approx(2.0)
-
-    def test_budget_is_cut_to_the_deadline(self, clock: FakeClock) -> None:
-        """When the deadline is nearer than the timeout, the budget is what is left."""
-        step = plan_for(clock, timeout=5000, deadline=300).first()
-        assert step is not None
-        assert step.budget_s == pytest.approx(0.3)
-
-    def test_no_step_past_the_deadline(self, clock: FakeClock) -> None:
-        """No first step when the deadline already passed."""
-        plan = plan_for(clock, deadline=100)
-        clock.advance(0.2)
-        assert plan.first() is None
-
-
-class TestNextStep:
+class TestWhetherToRetry:
     @pytest.mark.parametrize(
         "error", [ExecutionError("x"), ToolTimeoutError("t")], ids=["execution", "timeout"])
-    def test_retryable_errors_get_another_step(self, clock: FakeClock,
-                                               error: ToolCallError) -> None:
+    def test_retryable_errors_get_a_wait(self, error: ToolCallError) -> None:
         """TIMEOUT and a plain EXECUTION_ERROR are retried."""
-        plan = plan_for(clock, retries=1, retryDelay=0)
-        run_attempt(plan, clock, 0, 0.01, error)
-        assert plan.next(error) is not None
+        assert policy(retries=1, retryDelay=0).wait_s(1, error) == 0.0
 
     @pytest.mark.parametrize(
         "error", [ExecutionError("404", permanent=True), ParseError("p"), InvalidParamsError("i")],
         ids=["permanent", "parse", "invalid"],
     )
-    def test_other_errors_stop(self, clock: FakeClock, error: ToolCallError) -> None:
-        """Permanent, PARSE_ERROR and INVALID_PARAMS failures are not retried."""
-        plan = plan_for(clock, retries=3, retryDelay=0)
-        run_attempt(plan, clock, 0, 0.01, error)
-        assert plan.next(error) is None
-        assert "not retryable" in plan.stop_reason
+    def test_other_errors_stop(self, error: ToolCallError) -> None:
+        """Permanent, PARSE_ERROR and INVALID_PARAMS failures are not retried, and say why."""
+        assert "not retryable" in str(policy(retries=3).wait_s(1, error))
 
     @pytest.mark.parametrize("retries", [0, 1, 2, 5])
-    def test_retries_bound_the_attempts(self, clock: FakeClock, retries: int) -> None:
-        """At most `retries` steps follow the first attempt."""
-        plan = plan_for(clock, retries=retries, retryDelay=0, deadline=60_000)
+    def test_retries_bound_the_attempts(self, retries: int) -> None:
+        """After 1 + retries attempts there is no further wait."""
+        rules = policy(retries=retries, retryDelay=0)
         error = ExecutionError("x")
-        step = plan.first()
-        while step is not None:
-            run_attempt(plan, clock, step.wait_s, 0.001, error)
-            step = plan.next(error)
-        assert len(plan.attempts) == retries + 1
-        assert "no retries left" in plan.stop_reason
+        made = 1
+        while isinstance(rules.wait_s(made, error), float):
+            made += 1
+        assert made == retries + 1
+        assert "no retries left" in str(rules.wait_s(made, error))
 
+
+class TestWaits:
     @pytest.mark.parametrize(
         ("options", "rng", "waits"), [
             ({"retryDelay": 1000}, 0.0, [1.0, 1.0, 1.0]),
@@ -101,71 +67,41 @@ class TestNextStep:
         ],
         ids=["fixed", "backoff-2", "backoff-10", "jitter", "jitter-only"],
     )
-    def test_waits(self, clock: FakeClock, options: dict[str, Any], rng: float,
-                   waits: list[float]) -> None:
+    def test_waits(self, options: dict[str, Any], rng: float, waits: list[float]) -> None:
         """Waits are retryDelay × backoff^(n-1) plus jitter × a random fraction."""
-        plan = plan_for(clock, rng=rng, retries=3, deadline=600_000, **options)
-        error = ExecutionError("x")
-        seen = []
-        step = plan.first()
-        while step is not None:
-            run_attempt(plan, clock, step.wait_s, 0.0, error)
-            step = plan.next(error)
-            if step is not None:
-                seen.append(step.wait_s)
+        rules = policy(rng=rng, retries=3, **options)
+        seen = [rules.wait_s(made, ExecutionError("x")) for made in (1, 2, 3)]
         assert seen == pytest.approx(waits)
 
-    def test_retry_after_is_respected(self, clock: FakeClock) -> None:
+    def test_retry_after_is_respected(self) -> None:
         """An error's retry_after_s lengthens a shorter wait, never shortens a longer one."""
-        plan = plan_for(clock, retries=2, retryDelay=2000, deadline=60_000)
-        short = ExecutionError("x", retry_after_s=0.5)
-        long = ExecutionError("x", retry_after_s=7.0)
-        run_attempt(plan, clock, 0, 0, short)
-        assert plan.next(short).wait_s == pytest.approx(2.0)  # type: ignore[union-attr]
-        assert plan.next(long).wait_s == pytest.approx(7.0)  # type: ignore[union-attr]
+        rules = policy(retries=2, retryDelay=2000)
+        assert rules.wait_s(1, ExecutionError("x", retry_after_s=0.5)) == pytest.approx(2.0)
+        assert rules.wait_s(1, ExecutionError("x", retry_after_s=7.0)) == pytest.approx(7.0)
 
 
-class TestDeadline:
-    def test_wait_beyond_the_deadline_stops(self, clock: FakeClock) -> None:
-        """A wait that leaves less than the minimum attempt time stops the plan."""
-        plan = plan_for(clock, retries=3, retryDelay=1000, deadline=1000)
-        error = ExecutionError("x")
-        run_attempt(plan, clock, 0, 0.001, error)
-        assert plan.next(error) is None
-        assert "deadline" in plan.stop_reason
+class TestRoomBeforeTheDeadline:
+    def test_wait_beyond_the_deadline_does_not_fit(self) -> None:
+        """A wait that leaves less than the minimum attempt time does not fit."""
+        assert not policy(retryDelay=1000).fits(1.0, 0.999)
 
-    def test_small_remainder_still_starts_an_attempt(self, clock: FakeClock) -> None:
-        """A remainder of at least MIN_ATTEMPT_MS still starts an attempt with that budget."""
-        plan = plan_for(clock, retries=3, retryDelay=0, deadline=1000)
-        error = ExecutionError("x")
-        run_attempt(plan, clock, 0, 1.0 - 2 * MIN_ATTEMPT_MS / 1000, error)
-        step = plan.next(error)
-        assert step is not None
-        assert step.budget_s == pytest.approx(2 * MIN_ATTEMPT_MS / 1000)
+    def test_small_remainder_still_fits(self) -> None:
+        """A remainder of at least MIN_ATTEMPT_MS still holds an attempt."""
+        assert policy().fits(0.0, 2 * MIN_ATTEMPT_MS / 1000)
 
-    def test_remainder_below_the_minimum_stops(self, clock: FakeClock) -> None:
+    def test_remainder_below_the_minimum_does_not_fit(self) -> None:
         """Less than MIN_ATTEMPT_MS left: no attempt starts."""
-        plan = plan_for(clock, retries=3, retryDelay=0, deadline=1000)
-        error = ExecutionError("x")
-        run_attempt(plan, clock, 0, 1.0 - MIN_ATTEMPT_MS / 2000, error)
-        assert plan.next(error) is None
+        assert not policy().fits(0.0, MIN_ATTEMPT_MS / 2000)
 
-    def test_short_timeout_needs_only_its_own_length(self, clock: FakeClock) -> None:
+    def test_short_timeout_needs_only_its_own_length(self) -> None:
         """A 5 ms timeout needs only 5 ms of room, not MIN_ATTEMPT_MS."""
-        plan = plan_for(clock, timeout=5, retries=3, retryDelay=0, deadline=1000)
-        error = ToolTimeoutError("t")
-        run_attempt(plan, clock, 0, 1.0 - 0.006, error)
-        assert plan.next(error) is not None
-
-    def test_deadline_property(self, clock: FakeClock) -> None:
-        """The deadline is the arrival reading plus options.deadline."""
-        assert plan_for(clock, deadline=2500).deadline == pytest.approx(clock.now + 2.5)
+        assert policy(timeout=5).fits(0.0, 0.006)
 
 
 class TestFinalError:
-    def test_no_attempt_is_a_timeout(self, clock: FakeClock) -> None:
-        """A plan that started no attempt ends with TIMEOUT naming the deadline."""
-        error = plan_for(clock, deadline=100).final_error("t")
+    def test_no_attempt_is_a_timeout(self) -> None:
+        """A call that started no attempt ends with TIMEOUT naming the deadline."""
+        error = final_error("t", Options(deadline=100), [], None, "")
         assert error.code is ErrorCode.TIMEOUT
         assert "100" in error.message
 
@@ -183,56 +119,29 @@ class TestFinalError:
         ids=["one-failure", "one-timeout", "last-timeout", "last-failure", "three-failures",
              "permanent", "parse"],
     )
-    def test_rule_6(self, clock: FakeClock, errors: list[ToolCallError],
-                    code: ErrorCode) -> None:
+    def test_rule_6(self, errors: list[ToolCallError], code: ErrorCode) -> None:
         """TIMEOUT if the last attempt timed out; RETRY_EXHAUSTED after several; else the error."""
-        plan = plan_for(clock)
-        for error in errors:
-            run_attempt(plan, clock, 0, 0.01, error)
-        assert plan.final_error("t").code is code
+        assert final_error("t", Options(), attempts_of(errors), errors[-1], "").code is code
 
-    def test_details_list_every_attempt(self, clock: FakeClock) -> None:
-        """Details list each attempt's number, code, message, duration and wait."""
-        plan = plan_for(clock)
-        run_attempt(plan, clock, 0, 0.1, ExecutionError("first"))
-        run_attempt(plan, clock, 0.5, 0.2, ToolTimeoutError("second"))
-        plan.stop_reason = "done"
-        details = plan.final_error("t").details
-        assert details["attempts"] == [
-            {"attempt": 1, "code": "EXECUTION_ERROR", "message": "first", "duration": 100.0,
-             "wait": 0.0},
-            {"attempt": 2, "code": "TIMEOUT", "message": "second", "duration": 200.0,
-             "wait": 500.0},
-        ]
+    def test_details_list_every_attempt(self) -> None:
+        """Details list each attempt as its trail entry: number, code, message, duration, wait."""
+        errors: list[ToolCallError] = [ExecutionError("first"), ToolTimeoutError("second")]
+        attempts = attempts_of(errors, duration=100.0, wait=500.0)
+        details = final_error("t", Options(), attempts, errors[-1], "done").details
+        assert details["attempts"] == [a.model_dump(mode="json") for a in attempts]
+        assert [(a["code"], a["message"], a["wait"]) for a in details["attempts"]] == [
+            ("EXECUTION_ERROR", "first", 0.0), ("TIMEOUT", "second", 500.0)]
         assert details["stopped"] == "done"
 
-    def test_retry_exhausted_message_names_the_last_error(self, clock: FakeClock) -> None:
+    def test_retry_exhausted_message_names_the_last_error(self) -> None:
         """RETRY_EXHAUSTED's message counts the attempts and quotes the last error."""
-        plan = plan_for(clock)
-        run_attempt(plan, clock, 0, 0, ExecutionError("one"))
-        run_attempt(plan, clock, 0, 0, ExecutionError("two"))
-        error = plan.final_error("my.tool")
+        errors: list[ToolCallError] = [ExecutionError("one"), ExecutionError("two")]
+        error = final_error("my.tool", Options(), attempts_of(errors), errors[-1], "")
         assert "my.tool" in error.message
         assert "2 times" in error.message
         assert "two" in error.message
 
-    def test_retryable_follows_the_last_error(self, clock: FakeClock) -> None:
+    def test_retryable_follows_the_last_error(self) -> None:
         """The final error is retryable when the last attempt's error was."""
-        plan = plan_for(clock)
-        run_attempt(plan, clock, 0, 0, ExecutionError("x"))
-        run_attempt(plan, clock, 0, 0, ExecutionError("y", permanent=True))
-        assert plan.final_error("t").retryable is False
-
-
-class TestTiming:
-    def test_begin_and_end_record_times_in_ms(self, clock: FakeClock) -> None:
-        """Attempts record start (since arrival), duration and wait in milliseconds."""
-        plan = plan_for(clock)
-        clock.advance(0.25)
-        attempt = plan.begin(0.25)
-        clock.advance(0.125)
-        plan.end(attempt, None)
-        assert (attempt.number, attempt.started_ms, attempt.duration_ms, attempt.wait_ms) == (
-            1, pytest.approx(250.0), pytest.approx(125.0), pytest.approx(250.0))
-        assert attempt.error is None
-        assert plan.elapsed_ms() == pytest.approx(375.0)
+        errors: list[ToolCallError] = [ExecutionError("x"), ExecutionError("y", permanent=True)]
+        assert final_error("t", Options(), attempts_of(errors), errors[-1], "").retryable is False

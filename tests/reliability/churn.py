@@ -101,7 +101,7 @@ class Figures:
     """Python threads: before, at most, after."""
     os_threads: tuple[int, int, int] = (0, 0, 0)
     pool_threads: tuple[int, int, int] = (0, 0, 0)
-    """The python adapter's worker threads (bounded by `WorkerPool.max_workers`)."""
+    """The python adapter's worker threads (bounded by `ThreadRunner.max_threads`)."""
     fds: tuple[int, int, int] = (0, 0, 0)
     rss_mb: tuple[float, float, float] = (0.0, 0.0, 0.0)
     history: tuple[int, int] = (0, 0)
@@ -115,14 +115,14 @@ class _Meter:
     """Samples children, threads and descriptors while calls run."""
 
     def __init__(self, caller: ToolCaller) -> None:
-        self.pool = caller.adapters["python"].pool  # type: ignore[attr-defined]
+        self.pool = caller.adapter_for("python").threads  # type: ignore[attr-defined]
         self.before = self.sample()
         self.peak = list(self.before)
         self.total_before = caller.history.total
 
     def sample(self) -> tuple[int, int, int, int, int, float]:
         return (len(live_children()), threading.active_count(), os_threads(),
-                self.pool.threads, open_fds(), rss_mb())
+                self.pool.alive, open_fds(), rss_mb())
 
     def update(self) -> None:
         self.peak = [max(p, s) for p, s in zip(self.peak, self.sample(), strict=True)]
@@ -132,7 +132,9 @@ def churn(name: str, kind: Kind, caller: ToolCaller, calls: int, *, warmup: int 
           sample_every: int = 10, settle_s: float = 5.0, timeout_ms: float = TIMEOUT_MS,
           ) -> Figures:
     """Run `calls` timed-out calls of one scenario and measure what they leave."""
-    options = {"timeout": timeout_ms, "retries": 0}
+    # The deadline bounds the wait for a worker (64 threads all hung, a process starting),
+    # which is not the tool's time and so not bounded by its timeout.
+    options = {"timeout": timeout_ms, "deadline": 15 * timeout_ms, "retries": 0}
     for _ in range(warmup):  # pools, loops, clients and sessions exist before the baseline
         caller.call("t", kind.params, **options)
     # A killed child is reaped, and its warm spare started, in the background: let both finish

@@ -23,7 +23,7 @@ import pytest
 
 from tests.reliability.conftest import wait_until
 from toolcaller import ToolCaller, tool
-from toolcaller.adapters._threads import WorkerPool
+from toolcaller.adapters.threads import ThreadRunner
 
 ROWS = 1_000
 CONCURRENCY = 100
@@ -170,9 +170,9 @@ def frozen_heap() -> Iterator[None]:
     gc.unfreeze()
 
 
-def pool_of(caller: ToolCaller) -> WorkerPool:
+def pool_of(caller: ToolCaller) -> ThreadRunner:
     """The worker threads of the caller's sync Python tools."""
-    pool: WorkerPool = getattr(caller.adapters["python"], "pool")  # noqa: B009 - not on Adapter
+    pool: ThreadRunner = getattr(caller.adapter_for("python"), "threads")  # noqa: B009
     return pool
 
 
@@ -344,7 +344,7 @@ class TestManyBatches:
 
         asyncio.run(batches())
         assert caller.history.total == 2_000
-        assert peak <= threads + pool.max_workers + 8, (peak, threads)
+        assert peak <= threads + pool.max_threads + 8, (peak, threads)
         caller.close()
         assert wait_until(lambda: threading.active_count() <= threads, 10.0), (
             threading.active_count(), threads)

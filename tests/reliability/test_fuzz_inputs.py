@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import check_envelope
+from tests.helpers import LATE_MS, check_envelope
 from toolcaller import Tool, ToolCaller
 from toolcaller.core.schema import check_schema
 from toolcaller.errors import RegistryError
@@ -220,7 +220,7 @@ class TestOptions:
             assert envelope["metadata"]["attempts"] == 0
         else:
             deadline = options.get("deadline", 5000) if isinstance(options, dict) else 5000
-            assert envelope["metadata"]["duration"] <= deadline + 10
+            assert envelope["metadata"]["duration"] <= deadline + LATE_MS
 
 
 # -- registry files ---------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def test_timed_out_calls_leave_nothing_behind(name: str, key: str, fault_server:
     caller = churn.make_caller(kind, tmp_path)
     try:
         figures = churn.churn(name, kind, caller, CALLS)
-        max_workers = caller.adapters["python"].pool.max_workers
+        max_workers = caller.adapter_for("python").threads.max_threads
     finally:
         churn.release(key)
         caller.close()
@@ -76,14 +76,15 @@ def test_a_call_that_timed_out_in_the_queue_never_runs() -> None:
     """
     key = uuid.uuid4().hex
     caller = ToolCaller(tools=[py_tool("block_until", "block")])
-    pool = caller.adapters["python"].pool
+    pool = caller.adapter_for("python").threads
     try:
-        for _ in range(pool.max_workers):
+        for _ in range(pool.max_threads):
             caller.call("block", {"key": key}, timeout=20, retries=0)
-        assert wait_until(lambda: pool.busy == pool.max_workers, 5.0)
+        assert wait_until(lambda: pool.busy == pool.max_threads, 5.0)
         late = f"{key}-late"
         tools_faulty.event(late).set()
-        envelope = caller.call("block", {"key": late}, timeout=50, retries=0).to_dict()
+        envelope = caller.call("block", {"key": late}, timeout=50, deadline=300,
+                               retries=0).to_dict()
         assert envelope["error"]["code"] == "TIMEOUT"
         assert "goes on running" not in envelope["error"]["message"]  # it never started
         churn.release(key)

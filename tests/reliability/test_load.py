@@ -156,10 +156,10 @@ class TestFirstUse:
     @pytest.fixture
     def slow_first_use(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Make building an adapter or a process pool take 50 ms (widens any race to see it)."""
-        import toolcaller.adapters._process as process_module
+        import toolcaller.adapters.process as process_module
         import toolcaller.caller as caller_module
 
-        builtin, pool_init = caller_module._builtin_adapter, process_module.ProcessPool.__init__
+        builtin, pool_init = caller_module.make_adapter, process_module.ProcessPool.__init__
 
         def slow_builtin(*args: Any) -> Any:
             time.sleep(0.05)
@@ -169,7 +169,7 @@ class TestFirstUse:
             time.sleep(0.05)
             pool_init(self)
 
-        monkeypatch.setattr(caller_module, "_builtin_adapter", slow_builtin)
+        monkeypatch.setattr(caller_module, "make_adapter", slow_builtin)
         monkeypatch.setattr(process_module.ProcessPool, "__init__", slow_pool_init)
 
     @pytest.mark.usefixtures("slow_first_use")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import socket
@@ -15,10 +16,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from toolcaller.adapters.base import AttemptContext, TextOutput
+from toolcaller.adapters.base import TextOutput
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, UsageError
 from toolcaller.sources.openapi import load_openapi, tools_from_openapi
+from toolcaller.testing import invoke
 
 BASE = "http://127.0.0.1:9/v1"
 
@@ -359,24 +361,28 @@ class TestHttpbin:
     def test_an_operation_is_called_through_the_http_adapter(self, httpbin_tools):
         tools = httpbin_tools
         http = pytest.importorskip("toolcaller.adapters.http")
-        adapter = http.HttpAdapter()
-        try:
-            ctx = AttemptContext(timeout_s=10.0)
-            out = adapter.run(tools["httpbin.get_anything_anything"],
-                              {"anything": "a b", "q": 1}, ctx)
-            assert isinstance(out, TextOutput)
-            echo = json.loads(out.data)
-            assert echo["method"] == "GET"
-            assert echo["url"].endswith("/anything/a%20b?q=1")
-            assert echo["args"] == {"q": "1"}
-            out = adapter.run(tools["httpbin.post_anything"], {"name": "Rex", "n": 2}, ctx)
-            assert json.loads(out.data)["json"] == {"name": "Rex", "n": 2}
-            with pytest.raises(ExecutionError) as caught:
-                adapter.run(tools["httpbin.get_status_codes"], {"codes": "418"}, ctx)
-            assert caught.value.retryable is False
-            assert caught.value.details["status"] == 418
-        finally:
-            adapter.close()
+
+        async def run() -> None:
+            adapter = http.HttpAdapter()
+            try:
+                out = await invoke(adapter, tools["httpbin.get_anything_anything"],
+                                   {"anything": "a b", "q": 1}, timeout=10_000)
+                assert isinstance(out, TextOutput)
+                echo = json.loads(out.data)
+                assert echo["method"] == "GET"
+                assert echo["url"].endswith("/anything/a%20b?q=1")
+                assert echo["args"] == {"q": "1"}
+                out = await invoke(adapter, tools["httpbin.post_anything"],
+                                   {"name": "Rex", "n": 2})
+                assert json.loads(out.data)["json"] == {"name": "Rex", "n": 2}
+                with pytest.raises(ExecutionError) as caught:
+                    await invoke(adapter, tools["httpbin.get_status_codes"], {"codes": "418"})
+                assert caught.value.retryable is False
+                assert caught.value.details["status"] == 418
+            finally:
+                await adapter.aclose()
+
+        asyncio.run(run())
 
 
 ANYTHING_DOC = {

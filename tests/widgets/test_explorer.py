@@ -297,7 +297,7 @@ class TestCancel:
         assert explorer.result_view.status_text == "cancelled"
         assert "cancelled by the user" in explorer.result_view.message_text
         assert "problem" not in explorer.result_view.status.value
-        assert len(caller.history) == 0
+        assert [r.status for r in caller.history] == ["cancelled"]  # recorded, as cancelled
         assert not explorer.call_button.disabled
         assert explorer.cancel_button.layout.display == "none"
 

@@ -23,14 +23,9 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolcaller._types import JSONObject
-from toolcaller.adapters._env import expand_vars
-from toolcaller.adapters.base import AttemptContext, parse_entry
-from toolcaller.core.redact import (
-    collect_secrets,
-    is_secret_name,
-    mask_text,
-    secret_names_in_schema,
-)
+from toolcaller.adapters.base import AttemptContext
+from toolcaller.core.redact import is_secret_name, mask_text
+from toolcaller.core.templates import URL_PARAM, expand_vars, url_params
 from toolcaller.core.tool import Tool
 from toolcaller.errors import InvalidParamsError
 
@@ -46,11 +41,10 @@ __all__ = [
 
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 QUERY_METHODS = frozenset({"GET", "DELETE", "HEAD", "OPTIONS"})
-_TEMPLATE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
+TIMEOUT_GUARD_S = 1.0
+"""httpx's timeout is the attempt's time left plus this (see `prepare`)."""
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 token
 _BAD_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")  # httpx sends header values as ASCII
-_CACHE_KEY = "http.spec"
-_SECRET_KEYS_KEY = "http.secret_keys"
 
 
 class HttpSpec(BaseModel):
@@ -96,7 +90,7 @@ class HttpSpec(BaseModel):
             raise ValueError(f"headerParams: not a header name: {bad[0]!r}")
         places: dict[str, str] = {}
         for where, names in (
-            ("the URL", _TEMPLATE.findall(self.url)),
+            ("the URL", url_params(self.url)),
             ("queryParams", self.query_params),
             ("headerParams", list(self.header_params)),
             ("bodyParam", [self.body_param] if self.body_param else []),
@@ -164,10 +158,8 @@ class Remaining(dict[str, float]):
         return max(self._deadline - time.monotonic(), 0.001)
 
 
-def prepare(tool: Tool, params: JSONObject, ctx: AttemptContext) -> Call:
+def prepare(spec: HttpSpec, tool: Tool, params: JSONObject, ctx: AttemptContext) -> Call:
     """Build one attempt's request from the tool's entry and the params; declare its secrets."""
-    start = time.monotonic()
-    spec = _spec(tool)
     rest = dict(params)
     url = _fill_template(spec.url, rest, tool.name)
     url, revealed = expand_vars(url, os.environ, where=f"the URL of tool {tool.name!r}")
@@ -190,26 +182,23 @@ def prepare(tool: Tool, params: JSONObject, ctx: AttemptContext) -> Call:
         content = _to_json(rest, tool.name)
     if content is not None and not any(k.lower() == "content-type" for k in headers):
         headers["Content-Type"] = "application/json"
-    timeout_s = ctx.timeout_s if spec.timeout is None else min(ctx.timeout_s, spec.timeout / 1000)
-    _LOG_MASK.remember(_as_logged(ctx.secrets | collect_secrets(params, _secret_keys(tool))))
+    # The engine ends the attempt at its limit by cancelling it; httpx's own timeout comes a
+    # guard later, so that the two never race: a cancel landing in httpcore's clean-up after a
+    # ReadTimeout would leave the connection open. An entry's shorter `timeout` is httpx's.
+    timeout_s = ctx.remaining_s() + TIMEOUT_GUARD_S
+    if spec.timeout is not None:
+        timeout_s = min(timeout_s, spec.timeout / 1000)
+    _LOG_MASK.remember(_as_logged(ctx.secrets))
     return Call(
         tool.name, spec.method, url, query, headers, content, timeout_s,
-        start + timeout_s, spec.max_response_bytes, spec.follow_redirects, ctx.secrets,
+        time.monotonic() + timeout_s, spec.max_response_bytes, spec.follow_redirects,
+        ctx.secrets,
     )  # fmt: skip
-
-
-def _spec(tool: Tool) -> HttpSpec:
-    spec = tool.cache.get(_CACHE_KEY)
-    if isinstance(spec, HttpSpec):
-        return spec
-    spec = parse_entry(HttpSpec, tool, "http")
-    tool.cache[_CACHE_KEY] = spec
-    return spec
 
 
 def _fill_template(url: str, params: JSONObject, tool_name: str) -> str:
     """Put the params named by `{name}` into the URL, percent-encoded, and take them out."""
-    names = list(dict.fromkeys(_TEMPLATE.findall(url)))
+    names = url_params(url)
     if not names:
         return url
     missing = [n for n in names if params.get(n) is None]
@@ -222,7 +211,7 @@ def _fill_template(url: str, params: JSONObject, tool_name: str) -> str:
             details=[{"path": f"/{n}", "message": problem} for n in missing or unfit],
         )
     values = {n: urllib.parse.quote(_scalar_text(params.pop(n)), safe="") for n in names}
-    return _TEMPLATE.sub(lambda m: values[m.group(1)], url)
+    return URL_PARAM.sub(lambda m: values[m.group(1)], url)
 
 
 def _scalar_text(value: object) -> str:
@@ -393,13 +382,6 @@ def mask_http_logs() -> None:
     """
     for name in _HTTP_LOGGERS:
         logging.getLogger(name).addFilter(_LOG_MASK)  # a filter already there is not added
-
-
-def _secret_keys(tool: Tool) -> frozenset[str]:
-    keys = tool.cache.get(_SECRET_KEYS_KEY)
-    if not isinstance(keys, frozenset):
-        keys = tool.cache[_SECRET_KEYS_KEY] = secret_names_in_schema(tool.params_schema)
-    return keys
 
 
 def _as_logged(secrets: Iterable[str]) -> set[str]:

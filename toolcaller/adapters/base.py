@@ -1,11 +1,21 @@
-"""The adapter protocol: what the engine asks of each tool kind, and what an attempt returns."""
+"""The adapter protocol: what the engine asks of each tool kind.
+
+An adapter runs one attempt of a tool of its kind: `await adapter.invoke(tool, params, ctx)`
+returns the tool's output (a Python value, or a `TextOutput` the engine parses under `format:
+json`) and raises only `toolcaller.errors.ToolCallError` subclasses, always `from exc`. The
+engine ends an attempt at its limit by cancelling `invoke`: an adapter releases what it holds
+on cancellation (kills the process group, drops the connection). Time the attempt spends
+waiting for something that is not the tool's own work (a worker thread, a starting process or
+server) is announced with `ctx.mark_waiting(what)` and ended with `ctx.mark_running()`.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from toolcaller._types import JSONObject
+from toolcaller.core.context import AttemptContext
+from toolcaller.core.results import TextOutput
 from toolcaller.core.tool import Tool
 
 if TYPE_CHECKING:
@@ -16,68 +26,19 @@ M = TypeVar("M", bound="BaseModel")
 __all__ = ["Adapter", "AttemptContext", "TextOutput", "parse_entry"]
 
 
-@dataclass(slots=True)
-class TextOutput:
-    """Output that is text on the wire (stdout, an HTTP body, MCP text content).
-
-    With `format: json` the engine parses it as JSON (PARSE_ERROR if it does not parse);
-    with `format: raw` it is returned untouched (`bytes` travel base64-encoded in JSON).
-    """
-
-    data: str | bytes
-    media_type: str | None = None
-
-
-@dataclass(slots=True)
-class AttemptContext:
-    """What one attempt may know: its time budget, the wanted format, and the call's secrets."""
-
-    timeout_s: float
-    """Seconds this attempt may take (the per-attempt timeout, cut to the deadline's remainder)."""
-    format: Literal["json", "raw"] = "json"
-    attempt: int = 1
-    call_id: str = ""
-    secrets: set[str] = field(default_factory=set)
-    """Values to mask in every message; adapters add the secrets they resolve (`${VAR}` values,
-    authorization headers) so that errors and history never show them."""
-    straggler: Any = None
-    """Set by an adapter whose attempt goes on after cancellation (a sync tool in a thread):
-    something with `wait(timeout_s) -> bool` and `running`, so the engine can say so and wait
-    for it before a retry."""
-
-
 @runtime_checkable
 class Adapter(Protocol):
-    """Runs attempts of one tool kind.
-
-    An attempt returns a Python value (returned as the result after JSON conversion) or a
-    `TextOutput`, and raises only `toolcaller.errors.ToolCallError` subclasses, always
-    `from exc`. On timeout the engine cancels `arun`; an adapter releases what it holds on
-    cancellation (kills the process group, closes the request). `run` is the sync twin used by
-    `ToolCaller.call` when `supports_sync(tool)` is true; it enforces `ctx.timeout_s` itself and
-    raises `ToolTimeoutError`.
-    """
+    """Runs attempts of one tool kind."""
 
     kind: str
+    """The tool kind it runs (`Tool.kind`), also its registry entry key (`"http": {...}`)."""
 
-    def supports_sync(self, tool: Tool) -> bool:
-        """Say whether `run` can serve this tool without an event loop."""
-        ...
-
-    def run(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
-        """Run one attempt in the calling thread's control (sync twin of `arun`)."""
-        ...
-
-    async def arun(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
-        """Run one attempt on the running event loop."""
+    async def invoke(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
+        """Run one attempt of `tool` with `params` on the running event loop."""
         ...
 
     async def aclose(self) -> None:
         """Release pooled resources (connections, sessions, worker processes)."""
-        ...
-
-    def close(self) -> None:
-        """Release what can be released without an event loop."""
         ...
 
 

@@ -32,15 +32,16 @@ The tool's `target` is the registry entry's `http` object (`HttpSpec`)::
   header param, join `AttemptContext.secrets` and are masked in every message and detail,
   and (with the values of secret params, as a URL shows them) in httpx's and httpcore's own
   log records (`mask_http_logs`).
-- **Time**: `ctx.timeout_s` (capped by `timeout`, in ms) bounds connecting, sending, waiting and
-  the body: each network wait gets what is left of it. Redirects are followed (at most 20) unless
+- **Time**: what is left of the attempt's limit (capped by `timeout`, in ms) bounds connecting,
+  sending, waiting and the body: each network wait gets what is left of it. Redirects are
+  followed (at most 20) unless
   `"followRedirects": false`. Cookies a server sets are never kept between calls.
 - **Proxies** come from the environment (`HTTP_PROXY`, `NO_PROXY`, … when `trust_env`), except
   for loopback hosts (`localhost`, `127.0.0.1`, `[::1]`), which are always reached directly, as
   Go's HTTP client does: a proxy elsewhere cannot reach the caller's own loopback.
-- **Pooling**: one `httpx.Client` serves `run`; each event loop that awaits `arun` gets its own
-  `httpx.AsyncClient` (connections cannot cross loops), closed by `close()`/`aclose()` or, at the
-  latest, when its loop shuts down (`asyncio.run` returning: see `_LoopClient`).
+- **Pooling**: each event loop that runs attempts gets its own `httpx.AsyncClient` (connections
+  cannot cross loops), closed by `aclose()` or, at the latest, when its loop shuts down
+  (`asyncio.run` returning: see `_LoopClient`).
 
 Outcomes, one attempt each (details are `{"status": n, "body": "<start of body, masked>"}`):
 
@@ -54,7 +55,7 @@ Outcomes, one attempt each (details are `{"status": n, "body": "<start of body, 
     connection failures       ExecutionError, retried
     bad URL, scheme, header,
     redirect loop, bad entry  ExecutionError permanent
-    cancelled (arun)          CancelledError re-raised; the connection is dropped
+    cancelled                 CancelledError re-raised; the connection is dropped
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ from toolcaller.adapters._http_request import (
     mask_http_logs,
     prepare,
 )
-from toolcaller.adapters.base import AttemptContext, TextOutput
+from toolcaller.adapters.base import AttemptContext, TextOutput, parse_entry
 from toolcaller.core.redact import mask_text
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, ToolCallError, ToolTimeoutError
@@ -136,34 +137,20 @@ class HttpAdapter:
         self._verify: bool | ssl.SSLContext = verify
         self._trust_env = trust_env
         self._lock = threading.Lock()
-        self._client: httpx.Client | None = None
+        self._specs: weakref.WeakKeyDictionary[Tool, HttpSpec] = weakref.WeakKeyDictionary()
         self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient]
         self._aclients = weakref.WeakKeyDictionary()
         mask_http_logs()
 
-    def supports_sync(self, tool: Tool) -> bool:
-        """Say that `run` serves every HTTP tool without an event loop."""
-        return True
-
-    def run(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
-        """Send the request once from this thread, within `ctx.timeout_s`."""
-        call = prepare(tool, params, ctx)
-        client = self._sync_client()
-        with _translate_errors(call):
-            request = call.build(client)
-            response = client.send(request, stream=True, follow_redirects=call.follow_redirects)
-            try:
-                body = _Body(call)
-                for chunk in response.iter_bytes():
-                    body.add(chunk)
-            finally:
-                response.close()
-        return _outcome(call, response, body.data(), ctx.format)
-
-    async def arun(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
+    async def invoke(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
         """Send the request once on the running loop (cancellation drops the connection)."""
-        call = prepare(tool, params, ctx)
+        spec = self._specs.get(tool)
+        if spec is None:
+            spec = self._specs[tool] = parse_entry(HttpSpec, tool, "http")
+        call = prepare(spec, tool, params, ctx)
         client = await self._async_client()
+        ctx.note = mask_text(f"{call.method} {call.shown_url} was cancelled, its connection "
+                             "dropped", call.secrets)
         with _translate_errors(call):
             request = call.build(client)
             response = await client.send(
@@ -177,31 +164,17 @@ class HttpAdapter:
                 await response.aclose()
         return _outcome(call, response, body.data(), ctx.format)
 
-    def close(self) -> None:
-        """Close the sync client now, and have each running loop close its async client."""
-        with self._lock:
-            client, self._client = self._client, None
-            aclients = list(self._aclients.items())
-            self._aclients.clear()
-        if client is not None:
-            client.close()
-        for loop, entry in aclients:
-            _close_on(loop, entry)
-
     async def aclose(self) -> None:
         """Close every client: this loop's here, other loops' on their own loops."""
         current = asyncio.get_running_loop()
         with self._lock:
-            entry = self._aclients.pop(current, None)
-        if entry is not None:
-            await entry.aclose()
-        await asyncio.to_thread(self.close)
-
-    def _sync_client(self) -> httpx.Client:
-        with self._lock:
-            if self._client is None:
-                self._client = httpx.Client(**self._client_options())
-            return self._client
+            aclients = list(self._aclients.items())
+            self._aclients.clear()
+        for loop, entry in aclients:
+            if loop is current:
+                await entry.aclose()
+            else:
+                _close_on(loop, entry)
 
     async def _async_client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()

@@ -21,10 +21,10 @@ upstream is flaky).
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from toolcaller._types import JSONObject
 from toolcaller.adapters.base import AttemptContext, TextOutput
@@ -36,10 +36,7 @@ from toolcaller.errors import (
     ToolTimeoutError,
 )
 
-if TYPE_CHECKING:
-    from toolcaller._loop import LoopThread
-
-__all__ = ["McpAdapter", "McpSessions"]
+__all__ = ["McpAdapter", "McpSessions", "McpTarget"]
 
 READ_TIMEOUT_GUARD_S = 1.0
 """The SDK's own read timeout is set this much after the attempt's: the engine's cancellation
@@ -60,15 +57,16 @@ _INVALID_PARAMS = -32602
 class McpSessions(Protocol):
     """What the adapter needs from an MCP hub (`toolcaller.sources.mcp.McpHub`)."""
 
-    loop: LoopThread
-
-    @property
-    def server_names(self) -> list[str]:
-        """The configured server names."""
-        ...
-
     def secrets(self, server: str) -> set[str]:
         """Return values to mask for this server (its resolved `${VAR}`s)."""
+        ...
+
+    def is_started(self, server: str) -> bool:
+        """Say whether the server's session is up (no start to wait for)."""
+        ...
+
+    async def astart(self, server: str) -> None:
+        """Start the server's session if needed, from any event loop (the start is shielded)."""
         ...
 
     async def acall(
@@ -77,112 +75,62 @@ class McpSessions(Protocol):
         """Call a tool from any event loop; return the SDK's `CallToolResult`."""
         ...
 
-    async def aclose(self) -> None:
-        """Close every session."""
-        ...
 
-    def close(self) -> None:
-        """Close every session from sync code."""
-        ...
+@dataclass(frozen=True, slots=True)
+class McpTarget:
+    """What an `mcp` tool runs: one tool of one server, reached through the server's hub."""
+
+    server: str
+    tool: str
+    sessions: McpSessions = field(repr=False, compare=False)
+    retry_tool_errors: bool = False
+    """Retry failures the server reports in its result (`isError`): for flaky upstreams."""
 
 
 class McpAdapter:
-    """Runs attempts of `mcp` tools on the sessions of one or more hubs.
-
-    A tool built by a hub carries it in `tool.cache["mcp_hub"]`; other tools (registry entries
-    that give their own schema) are served by the first hub that knows their server.
-    """
+    """Runs attempts of `mcp` tools on their servers' sessions (`McpTarget.sessions`)."""
 
     kind = "mcp"
 
-    def __init__(self, hub: McpSessions | None = None) -> None:
-        self._hubs: list[McpSessions] = [hub] if hub is not None else []
-
-    def add_hub(self, hub: McpSessions) -> None:
-        """Serve (and close) the servers of another hub too."""
-        if all(h is not hub for h in self._hubs):
-            self._hubs.append(hub)
-
-    def supports_sync(self, tool: Tool) -> bool:
-        """MCP calls are async on the private loop: the engine runs `arun` there."""
-        return False
-
-    def run(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
-        """Run one attempt from sync code (outside the private loop), within `ctx.timeout_s`."""
-        hub = self._hub_for(tool)
-        if hub.loop.in_loop_thread():
-            raise ExecutionError(
-                f"tool {tool.name!r}: McpAdapter.run cannot wait on the private loop's own "
-                "thread; await arun instead",
-                permanent=True,
-            )
-        future = hub.loop.submit(self.arun(tool, params, ctx))
-        try:
-            return future.result(timeout=ctx.timeout_s)
-        except concurrent.futures.TimeoutError:
-            future.cancel()  # cancels the request task: the SDK tells the server
-            raise ToolTimeoutError(
-                f"tool {tool.name!r}: no result within {ctx.timeout_s * 1000:.0f} ms"
-            ) from None
-
-    async def arun(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
+    async def invoke(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
         """Call the tool once; map the result to a value, `TextOutput` or contract error."""
-        hub = self._hub_for(tool)
-        server, name = _target(tool)
+        target = _target(tool)
+        hub, server = target.sessions, target.server
         ctx.secrets.update(hub.secrets(server))
-        with _translate_errors(tool.name, server, name):
+        with _translate_errors(tool.name, server, target.tool):
+            if not hub.is_started(server):  # starting a server is not the tool's time
+                ctx.mark_waiting(f"MCP server {server!r} to start")
+                await hub.astart(server)
+                ctx.secrets.update(hub.secrets(server))
+                ctx.mark_running()
             result = await hub.acall(
-                server, name, params, timeout_s=ctx.timeout_s + READ_TIMEOUT_GUARD_S
+                server, target.tool, params, timeout_s=ctx.remaining_s() + READ_TIMEOUT_GUARD_S
             )
-        ctx.secrets.update(hub.secrets(server))  # a session started by this call has them now
-        return _output(result, tool, ctx)
+        return _output(result, tool, target, ctx)
 
     async def aclose(self) -> None:
-        """Close every hub's sessions and stop their server processes."""
-        for hub in self._hubs:
-            await hub.aclose()
-
-    def close(self) -> None:
-        """Close every hub's sessions from sync code."""
-        for hub in self._hubs:
-            hub.close()
-
-    def _hub_for(self, tool: Tool) -> McpSessions:
-        hub = tool.cache.get("mcp_hub")
-        if hub is not None:
-            self.add_hub(hub)
-            return hub  # type: ignore[no-any-return]
-        server, _ = _target(tool)
-        for candidate in self._hubs:
-            if server in candidate.server_names:
-                return candidate
-        raise ExecutionError(
-            f"tool {tool.name!r}: no MCP server named {server!r} is configured "
-            "(add it to the registry's mcpServers)",
-            permanent=True,
-        )
+        """Release nothing: the hubs belong to the sources that made the tools."""
 
 
-def _target(tool: Tool) -> tuple[str, str]:
-    target = tool.target
-    if isinstance(target, dict) and target.get("server") and target.get("tool"):
-        return str(target["server"]), str(target["tool"])
+def _target(tool: Tool) -> McpTarget:
+    if isinstance(tool.target, McpTarget):
+        return tool.target
     raise ExecutionError(
-        f"tool {tool.name!r}: an mcp target needs 'server' and 'tool', got {target!r}",
+        f"tool {tool.name!r}: an mcp tool needs a server to run on (got {tool.target!r}); "
+        "load it from a registry file with mcpServers",
         permanent=True,
     )
 
 
-def _output(result: Any, tool: Tool, ctx: AttemptContext) -> object:
+def _output(result: Any, tool: Tool, target: McpTarget, ctx: AttemptContext) -> object:
     """Map a `CallToolResult`: `isError` raises; json prefers structured content."""
     contents = [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in result.content]
     if result.is_error:
         text = _text_of(contents) or "the tool reported an error and gave no text"
-        retry = bool(tool.target.get("retryToolErrors")) if isinstance(tool.target, dict) else False
         raise ExecutionError(
             f"tool {tool.name!r} failed: {text}",
             details={"content": contents},
-            permanent=not retry,
+            permanent=not target.retry_tool_errors,
         )
     if ctx.format == "raw":
         return contents

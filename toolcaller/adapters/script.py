@@ -19,7 +19,7 @@ The tool's `target` is the registry entry's `script` object (`ScriptSpec`)::
   (`/usr/bin/python3`), by another version (`python3.12`) or through `env`
   (`["env", "python3", …]`). Only `command[0]` is concerned; argv stays as written.
 - **Environment**: the child gets the caller's environment plus `env`, whose values may read
-  `${VAR}` from the caller's environment (see `toolcaller.adapters._env`); `"inheritEnv": false`
+  `${VAR}` from the caller's environment (see `toolcaller.core.templates`); `"inheritEnv": false`
   starts from `env` alone. Values read through `${VAR}`, and values of entries whose names look
   secret, are added to `AttemptContext.secrets` and masked in every message.
 - **I/O**: params go to stdin as one line of compact JSON, then stdin is closed (a script that
@@ -37,8 +37,8 @@ Errors, one attempt each:
 
     exit status n != 0            ExecutionError            {"exitStatus": n, "stderr": tail}
     killed by a signal            ExecutionError            {"signal": "SIGSEGV", "stderr": tail}
-    ctx.timeout_s passed (run)    ToolTimeoutError          {"stderr": tail}  (group killed)
-    cancelled (arun)              CancelledError re-raised  (group killed, child reaped)
+    cancelled (its limit passed)  CancelledError re-raised  (group killed, child reaped; the
+                                  engine's TIMEOUT carries {"stderr": tail})
     stdout > maxOutputBytes       ExecutionError permanent  {"maxOutputBytes": n, "stderr": tail}
     command or cwd not found,
     not executable, bad entry     ExecutionError permanent
@@ -56,7 +56,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -66,25 +66,16 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolcaller._types import JSONObject
-from toolcaller.adapters._env import expand_vars
-from toolcaller.adapters._pipes import (
-    Capped,
-    ChildProtocol,
-    Ending,
-    Pump,
-    Tail,
-    close_pipes,
-    kill_group,
-)
+from toolcaller.adapters._pipes import Capped, ChildProtocol, Ending, Tail, kill_group
 from toolcaller.adapters.base import AttemptContext, TextOutput, parse_entry
 from toolcaller.core.redact import is_secret_name, mask_text
+from toolcaller.core.templates import expand_vars
 from toolcaller.core.tool import Tool
-from toolcaller.errors import ExecutionError, InvalidParamsError, ToolCallError, ToolTimeoutError
+from toolcaller.errors import ExecutionError, InvalidParamsError, ToolCallError
 
 __all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "ScriptAdapter", "ScriptSpec"]
 
 DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024
-_CACHE_KEY = "script.plan"
 _PYTHON_NAMES = frozenset(
     {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}
 )
@@ -113,7 +104,7 @@ class ScriptSpec(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """A spec with its paths resolved, cached in `tool.cache`."""
+    """A spec with its paths resolved (the adapter keeps one per tool)."""
 
     spec: ScriptSpec
     argv: list[str]
@@ -136,41 +127,12 @@ class ScriptAdapter:
 
     kind = "script"
 
-    def supports_sync(self, tool: Tool) -> bool:
-        """Say that `run` serves every script tool without an event loop."""
-        return True
+    def __init__(self) -> None:
+        self._plans: weakref.WeakKeyDictionary[Tool, _Plan] = weakref.WeakKeyDictionary()
 
-    def run(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> TextOutput:
-        """Run the script once in this thread, enforcing `ctx.timeout_s`."""
-        deadline = time.monotonic() + ctx.timeout_s
-        launch = _prepare(tool, params, ctx)
-        if ctx.timeout_s <= 0:
-            raise ToolTimeoutError(f"script tool {tool.name!r}: no time left to start it")
-        with _translate_errors(tool.name, launch):
-            proc = subprocess.Popen(
-                launch.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=launch.cwd,
-                env=launch.env,
-                process_group=0,
-            )
-        try:
-            pump = Pump(proc, launch.stdin, launch.cap)
-            try:
-                ending = pump.run(deadline)
-            finally:
-                pump.close()
-        finally:
-            kill_group(proc.pid)  # before reaping: the pid stays reserved while it is a zombie
-            proc.wait()
-            close_pipes(proc)
-        return _finish(tool, launch, ctx, ending, proc.returncode, pump.stdout, pump.stderr)
-
-    async def arun(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> TextOutput:
+    async def invoke(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> TextOutput:
         """Run the script once on the running loop; cancellation kills its process group."""
-        launch = _prepare(tool, params, ctx)
+        launch = self._prepare(tool, params, ctx)
         loop = asyncio.get_running_loop()
         with _translate_errors(tool.name, launch):
             transport, proto = await loop.subprocess_exec(
@@ -189,11 +151,15 @@ class ScriptAdapter:
                 stdin.write(launch.stdin)
                 stdin.close()
             ending = await proto.wait_end()
+        except asyncio.CancelledError:
+            ctx.note = "its process group was killed"
+            ctx.details = {"stderr": _tail(proto.stderr, ctx)}
+            raise
         finally:
             kill_group(transport.get_pid())
             try:
                 # the child watcher reaps it (fast after SIGKILL); closing first would race it
-                await proto.exited
+                await asyncio.shield(proto.exited)
             finally:
                 transport.close()
         returncode = transport.get_returncode()
@@ -202,35 +168,28 @@ class ScriptAdapter:
     async def aclose(self) -> None:
         """Release nothing: every attempt cleans up after itself."""
 
-    def close(self) -> None:
-        """Release nothing: every attempt cleans up after itself."""
+    def _prepare(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> _Launch:
+        plan = self._plans.get(tool)
+        if plan is None:
+            plan = self._plans[tool] = _plan(tool)
+        try:
+            stdin = json.dumps(params, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+        except (TypeError, ValueError) as exc:
+            raise InvalidParamsError(f"params of tool {tool.name!r} are not JSON: {exc}") from exc
+        env = _child_env(plan.spec, ctx, tool.name)
+        return _Launch(plan.argv, plan.cwd, env, stdin, plan.spec.max_output_bytes)
 
 
 # -- preparing an attempt ---------------------------------------------------------------
 
 
-def _prepare(tool: Tool, params: JSONObject, ctx: AttemptContext) -> _Launch:
-    plan = _plan(tool)
-    try:
-        stdin = json.dumps(params, separators=(",", ":"), allow_nan=False).encode() + b"\n"
-    except (TypeError, ValueError) as exc:
-        raise InvalidParamsError(f"params of tool {tool.name!r} are not JSON: {exc}") from exc
-    env = _child_env(plan.spec, ctx, tool.name)
-    return _Launch(plan.argv, plan.cwd, env, stdin, plan.spec.max_output_bytes)
-
-
 def _plan(tool: Tool) -> _Plan:
-    plan = tool.cache.get(_CACHE_KEY)
-    if isinstance(plan, _Plan):
-        return plan
     spec = parse_entry(ScriptSpec, tool, "script")
     base = tool.base_dir.absolute() if tool.base_dir is not None else None
     cwd = spec.cwd
     if cwd is not None and base is not None and not os.path.isabs(cwd):
         cwd = str(base / cwd)
-    plan = _Plan(spec, _resolve_command(spec.command, base), cwd)
-    tool.cache[_CACHE_KEY] = plan
-    return plan
+    return _Plan(spec, _resolve_command(spec.command, base), cwd)
 
 
 def _resolve_command(command: list[str], base: Path | None) -> list[str]:
@@ -323,14 +282,8 @@ def _finish(
     stdout: Capped,
     stderr: Tail,
 ) -> TextOutput:
-    tail = mask_text(stderr.data().decode("utf-8", errors="replace"), ctx.secrets)
+    tail = _tail(stderr, ctx)
     name = tool.name
-    if ending == "timeout":
-        raise ToolTimeoutError(
-            f"script tool {name!r} did not finish within {ctx.timeout_s * 1000:.0f} ms; "
-            "its process group was killed",
-            details={"stderr": tail},
-        )
     if ending == "overflow":
         raise ExecutionError(
             f"script tool {name!r}: output exceeds {launch.cap} bytes (maxOutputBytes); "
@@ -352,6 +305,10 @@ def _finish(
             details={"exitStatus": returncode, "stderr": tail},
         )
     return _to_output(stdout.data(), ctx.format)
+
+
+def _tail(stderr: Tail, ctx: AttemptContext) -> str:
+    return mask_text(stderr.data().decode("utf-8", errors="replace"), ctx.secrets)
 
 
 def _signal_name(number: int) -> str:

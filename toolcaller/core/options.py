@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from toolcaller.core.tool import Tool
 from toolcaller.envelope import Options
 from toolcaller.errors import InvalidParamsError
+from toolcaller.request import describe_kind
 
 __all__ = ["describe_validation_error", "option_key", "options_for", "resolve_options"]
 
@@ -28,7 +28,7 @@ def resolve_options(defaults: dict[str, Any], given: Any, where: str = "options"
         given = {}
     if not isinstance(given, dict):
         raise InvalidParamsError(
-            f"{where} must be an object, got {_type_name(given)}",
+            f"{where} must be an object, got {describe_kind(given)}",
         )
     merged = {**defaults, **{option_key(k): v for k, v in given.items()}}
     try:
@@ -66,31 +66,9 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _type_name(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-             int: "a number", float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
-
-
-def options_for(tool: Tool, options: Any, kwargs: dict[str, Any]) -> Options:
-    """Resolve a call's options for `tool`; the common cases are cached on the tool."""
-    if options is None and not kwargs:
-        opts = tool.cache.get("options")
-        if opts is None:
-            opts = tool.cache["options"] = resolve_options(tool.options, None)
-        return opts
-    if options is None:
-        try:
-            key = tuple(kwargs.items())
-            by_key = tool.cache.setdefault("options_by_key", {})
-            opts = by_key.get(key)
-        except TypeError:  # unhashable option values: resolve (and fail) below
-            key, by_key, opts = None, None, None
-        if opts is None:
-            opts = resolve_options(tool.options, kwargs)
-            if by_key is not None and len(by_key) < 256:
-                by_key[key] = opts
-        return opts
-    if kwargs and isinstance(options, dict):
-        options = {**options, **kwargs}
-    return resolve_options(tool.options, options)
+def options_for(defaults: dict[str, Any], options: Any, kwargs: dict[str, Any]) -> Options:
+    """Resolve a call's options: keyword options over the request's, over the tool's defaults."""
+    if kwargs:
+        options = {**options, **kwargs} if isinstance(options, dict) else (
+            kwargs if options is None else options)
+    return resolve_options(defaults, options)

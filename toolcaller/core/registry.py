@@ -37,6 +37,10 @@ class SourceProblem:
     """Tool names starting with this prefix belong to the broken source (e.g. `time.`)."""
     message: str
 
+    def to_dict(self) -> dict[str, str]:
+        """Return the problem as discovery lists it."""
+        return {"source": self.source, "prefix": self.prefix, "message": self.message}
+
 
 @runtime_checkable
 class Source(Protocol):
@@ -96,6 +100,10 @@ class Registry:
         """Say whether finding `name` may list a lazy source (start a server, say)."""
         return (bool(self._sources) and isinstance(name, str) and name not in self._tools
                 and name not in self._found)
+
+    def known(self, name: str) -> Tool | None:
+        """Return the tool with this name if it is known without listing any source."""
+        return self._tools.get(name) or self._found.get(name)
 
     def get(self, name: str) -> Tool | None:
         """Return the tool with this name, listing a lazy source if its prefix matches."""

@@ -6,16 +6,29 @@ import base64
 import contextlib
 import json
 import math
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolcaller.adapters.base import TextOutput
+from toolcaller.core.pointer import to_pointer
 from toolcaller.errors import ParseError
 
-__all__ = ["PREVIEW_CHARS", "to_json_result", "to_result"]
+__all__ = ["PREVIEW_CHARS", "TextOutput", "to_json_result", "to_result"]
 
 PREVIEW_CHARS = 200
 MAX_DEPTH = 500
 _SCALARS = (str, int, bool, type(None))
+
+
+@dataclass(slots=True)
+class TextOutput:
+    """Output that is text on the wire (stdout, an HTTP body, MCP text content).
+
+    With `format: json` the engine parses it as JSON (PARSE_ERROR if it does not parse);
+    with `format: raw` it is returned untouched (`bytes` travel base64-encoded in JSON).
+    """
+
+    data: str | bytes
+    media_type: str | None = None
 
 
 def to_result(output: object, fmt: Literal["json", "raw"]) -> Any:
@@ -50,7 +63,7 @@ def to_json_result(value: object) -> Any:
     try:
         return _convert(value, 0)
     except _BadValue as bad:
-        pointer = "".join(f"/{_escape(part)}" for part in reversed(bad.path))
+        pointer = to_pointer(reversed(bad.path))
         shown = pointer if len(pointer) <= 80 else pointer[:80] + "…"
         raise ParseError(
             f"the tool's result holds {bad.what} at {shown or '/'!r}, which is not valid JSON",
@@ -131,10 +144,6 @@ def _key(key: Any) -> str:
     if isinstance(key, int | float):
         return str(key)
     raise _BadValue(f"a {type(key).__qualname__} key (JSON keys are strings)")
-
-
-def _escape(key: Any) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def _reject_constant(name: str) -> Any:

@@ -8,13 +8,13 @@ from typing import Any, Literal
 
 from toolcaller._types import JSONObject, Schema
 
-__all__ = ["KINDS", "Tool"]
+__all__ = ["BUILTIN_KINDS", "Tool"]
 
-KINDS = ("python", "script", "http", "mcp")
-Kind = Literal["python", "script", "http", "mcp"]
+BUILTIN_KINDS = ("python", "script", "http", "mcp")
+"""The kinds of tool the package's own adapters run (plugins may add others)."""
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class Tool:
     """A tool: its public description plus what an adapter needs to run it."""
 
@@ -24,11 +24,11 @@ class Tool:
     """One or more sentences saying what the tool does."""
     params_schema: Schema
     """JSON Schema of the params object (2020-12 unless `$schema` says otherwise)."""
-    kind: Kind
-    """Which adapter runs it."""
+    kind: str
+    """Which adapter runs it: `python`, `script`, `http`, `mcp`, or a plugin's kind."""
     target: Any
-    """Kind-specific: a callable or `"module:function"` (python), or the entry's object
-    (`script`, `http`, `mcp`) exactly as the registry gives it."""
+    """Kind-specific: a callable or `"module:function"` (python), the entry's object (`script`,
+    `http`), an MCP target (`mcp`): whatever the kind's adapter reads."""
     metadata: JSONObject = field(default_factory=dict)
     """Free metadata; `metadata["tags"]` is a list of strings used by discovery."""
     options: JSONObject = field(default_factory=dict)
@@ -39,8 +39,15 @@ class Tool:
     """Safe to run again while an earlier attempt may still be running (MCP's idempotentHint)."""
     base_dir: Path | None = None
     """Folder of the registry file the tool came from: relative paths resolve against it."""
-    cache: dict[str, Any] = field(default_factory=dict, repr=False)
-    """Per-tool memo for adapters and the engine (compiled validators, parsed specs, imports)."""
+    params_model: Any = field(default=None, repr=False)
+    """A pydantic model that turns validated JSON params into the function's own types
+    (datetimes, enums, models); `@tool` sets it when the annotations need it."""
+    permanent_errors: tuple[type[BaseException], ...] | None = field(default=None, repr=False)
+    """Exceptions of a Python tool that are not retried; `None`: programming errors
+    (`toolcaller.adapters.python.PROGRAMMING_ERRORS`). `()` retries every failure."""
+    problem: str | None = None
+    """Why the tool cannot be called (a schema that cannot be used), or `None`."""
+    _search: tuple[str, frozenset[str]] | None = field(default=None, init=False, repr=False)
 
     @property
     def tags(self) -> list[str]:
@@ -51,11 +58,11 @@ class Tool:
     @property
     def search_keys(self) -> tuple[str, frozenset[str]]:
         """Lowercase name+description+tags text and lowercase tag set, computed once."""
-        keys = self.cache.get("search_keys")
+        keys = self._search
         if keys is None:
             tags = self.tags
             text = "\n".join([self.name, self.description, *tags]).lower()
-            keys = self.cache["search_keys"] = (text, frozenset(t.lower() for t in tags))
+            keys = self._search = (text, frozenset(t.lower() for t in tags))
         return keys
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -14,35 +14,30 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from toolcaller.core.registry import Registry
+from toolcaller.core.tool import Tool
 
-if TYPE_CHECKING:
-    from toolcaller.caller import ToolCaller
-
-__all__ = ["DEMO_REGISTRY", "DEMO_URL_VAR", "demo_registry"]
+__all__ = ["DEMO_REGISTRY", "DEMO_URL_VAR", "demo_tools"]
 
 DEMO_REGISTRY = Path(__file__).resolve().parent / "registry.json"
 DEMO_URL_VAR = "TOOLCALLER_DEMO_URL"
 _PLACEHOLDER = "${" + DEMO_URL_VAR + "}"
 
 
-def demo_registry(caller: ToolCaller) -> Registry:
-    """Load the demo registry into a fresh `Registry` for `caller` and return it."""
+def demo_tools() -> list[Tool]:
+    """Return the tools of the demo registry, its `http` tools pointed at the demo server."""
     from toolcaller.sources.registry_file import load_registry
 
-    caller.registry = Registry()
-    load_registry(DEMO_REGISTRY, caller)
-    _point_at_demo_server(caller.registry)
-    return caller.registry
+    tools = load_registry(DEMO_REGISTRY).tools
+    _point_at_demo_server(tools)
+    return tools
 
 
-def _point_at_demo_server(registry: Registry) -> None:
+def _point_at_demo_server(all_tools: list[Tool]) -> None:
     """Write the running demo server's URL into the `http` tools that name it."""
     if os.environ.get(DEMO_URL_VAR):
         return  # the user's server, read through `${VAR}` at call time
-    tools = [t for t in registry.static_tools()
+    tools = [t for t in all_tools
              if t.kind == "http" and _PLACEHOLDER in str(t.target.get("url", ""))]  # fmt: skip
     if not tools:
         return
@@ -54,4 +49,3 @@ def _point_at_demo_server(registry: Registry) -> None:
         return  # no loopback socket: calls will say that the variable is not set
     for tool in tools:
         tool.target = {**tool.target, "url": tool.target["url"].replace(_PLACEHOLDER, url)}
-        tool.cache.pop("http.spec", None)

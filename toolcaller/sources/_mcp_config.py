@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping
@@ -12,11 +11,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolcaller.core.redact import is_secret_name
+from toolcaller.core.templates import expand_vars
 from toolcaller.errors import ExecutionError
 
 __all__ = ["ServerSpec", "parse_server_config"]
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,19 +52,10 @@ def parse_server_config(
     secrets: set[str] = set()
 
     def expand(value: Any, where: str) -> str:
-        def one(match: re.Match[str]) -> str:
-            var, default = match.group(1), match.group(2)
-            if var in env_source:
-                secrets.add(env_source[var])
-                return env_source[var]
-            if default is not None:
-                return default
-            raise ExecutionError(
-                f"MCP server {name!r}: environment variable {var!r} (used in {where}) is not set",
-                permanent=True,
-            )
-
-        return _VAR.sub(one, str(value))
+        text, revealed = expand_vars(str(value), env_source, where=f"{where} of MCP server "
+                                                                   f"{name!r}")
+        secrets.update(revealed)
+        return text
 
     def literal_secrets(values: Mapping[str, str]) -> None:
         secrets.update(v for k, v in values.items() if v and is_secret_name(k))
@@ -105,7 +95,6 @@ def _resolve_cwd(
     path = Path(expand(cwd, "cwd")).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
-    return str(path)
     return str(path)
 
 

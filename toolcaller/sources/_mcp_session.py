@@ -73,6 +73,11 @@ class ServerSession:
         self._owners: set[asyncio.Task[None]] = set()
         self._errlog: IO[str] | None = None
 
+    @property
+    def is_up(self) -> bool:
+        """Say whether a live session exists (no start to wait for)."""
+        return self._client is not None
+
     async def session(self) -> Client:
         """Return the live session, starting one (once, shared by concurrent callers)."""
         if self._client is not None:

@@ -7,7 +7,7 @@ from typing import Any, Literal, overload
 
 from toolcaller.core.schema import describe_function, schema_from_function
 from toolcaller.core.tool import Tool
-from toolcaller.errors import InvalidParamsError, UsageError
+from toolcaller.errors import UsageError
 
 __all__ = ["from_function", "tool"]
 
@@ -23,6 +23,7 @@ def from_function(
     isolation: Literal["thread", "process"] | None = None,
     idempotent: bool = False,
     params_schema: dict[str, Any] | None = None,
+    permanent_errors: tuple[type[BaseException], ...] | None = None,
 ) -> Tool:
     """Build a `Tool` from a function: name, description and schema from the function itself."""
     if isinstance(fn, Tool):
@@ -39,7 +40,7 @@ def from_function(
     meta = dict(metadata or {})
     if tags:
         meta["tags"] = list(tags)
-    made = Tool(
+    return Tool(
         name=name or str(getattr(fn, "__name__", "tool")),
         description=description if description is not None else summary,
         params_schema=params_schema if params_schema is not None else schema,
@@ -49,40 +50,15 @@ def from_function(
         options=dict(options or {}),
         isolation=isolation,
         idempotent=idempotent,
+        params_model=model if _needs_coercion(model) else None,
+        permanent_errors=permanent_errors,
     )
-    if _needs_coercion(model):
-        made.cache["coerce"] = _coercer(model)
-    return made
 
 
 def _needs_coercion(model: Any) -> bool:
     # Plain JSON types arrive as they must be; only richer annotations need pydantic's help.
     plain = {str, int, float, bool, list, dict, Any, type(None)}
     return any(field.annotation not in plain for field in model.model_fields.values())
-
-
-def _coercer(model: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    from pydantic import ValidationError
-
-    names = list(model.model_fields)
-
-    def coerce(params: dict[str, Any]) -> dict[str, Any]:
-        try:
-            instance = model.model_validate(params)
-        except ValidationError as exc:
-            raise InvalidParamsError(
-                f"params do not fit the function's types: {exc.errors()[0]['msg']}",
-                details={"violations": [
-                    {"pointer": "/" + "/".join(str(p) for p in e["loc"]), "message": e["msg"]}
-                    for e in exc.errors()
-                ]},
-            ) from None
-        kwargs = {n: getattr(instance, n) for n in names if n in instance.model_fields_set
-                  or n in params}
-        kwargs.update(instance.model_extra or {})
-        return kwargs
-
-    return coerce
 
 
 @overload
@@ -99,6 +75,7 @@ def tool(
     options: dict[str, Any] | None = None,
     isolation: Literal["thread", "process"] | None = None,
     idempotent: bool = False,
+    permanent_errors: tuple[type[BaseException], ...] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -107,7 +84,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **settings: Any) -> Any:
 
     The tool's params schema comes from the type hints (pydantic), its description from the
     docstring's first paragraph, and each param's description from the `Args:` section.
-    The decorated object stays callable like the function.
+    The decorated object stays callable like the function. `permanent_errors` names the
+    exceptions that are not retried (default: programming errors such as `TypeError`).
     """
     if fn is not None:
         return from_function(fn, **settings)

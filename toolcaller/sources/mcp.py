@@ -2,8 +2,8 @@
 
 `McpHub` owns the sessions of a registry's `mcpServers` (stdio or streamable HTTP, the shape
 Claude Desktop, Cursor and VS Code use). Each session lives inside one long-lived task on the
-caller's `LoopThread`, because anyio task groups must be entered and left by the same task;
-requests from any loop are handed to that loop with `LoopThread.arun`.
+caller's portal loop, because anyio task groups must be entered and left by the same task;
+requests from any loop are handed to that loop with `Portal.arun`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcaller._loop import LoopThread
 from toolcaller._types import JSONObject
+from toolcaller.adapters.mcp import McpTarget
+from toolcaller.core.portal import Portal
 from toolcaller.core.registry import Source
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, RegistryError
@@ -26,14 +27,12 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult
     from mcp.types import Tool as McpTool
 
-    from toolcaller.caller import ToolCaller
-
 __all__ = [
     "McpEntrySource",
     "McpHub",
     "McpSource",
     "ServerSpec",
-    "attach_mcp_servers",
+    "mcp_sources",
     "parse_server_config",
 ]
 
@@ -47,7 +46,7 @@ class McpHub:
     Args:
         servers: the registry's `mcpServers` object: `{"name": {"command", "args", "env",
             "cwd"}}` (stdio) or `{"name": {"url", "headers"}}` (streamable HTTP).
-        loop: the private loop every session lives on (the caller's `LoopThread`).
+        loop: the private loop every session lives on (the caller's `Portal`).
         base_dir: folder of the registry file; relative `cwd` and commands resolve against it,
             and a stdio server runs there unless its entry gives `cwd`.
         environ: where `${VAR}` values come from (default: `os.environ` at start time).
@@ -59,7 +58,7 @@ class McpHub:
         self,
         servers: Mapping[str, Mapping[str, Any]],
         *,
-        loop: LoopThread,
+        loop: Portal,
         base_dir: Path | None = None,
         environ: Mapping[str, str] | None = None,
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
@@ -139,6 +138,20 @@ class McpHub:
             listed = await self.loop.arun(srv.list_tools())
         return self._as_tools(server, listed)
 
+    def config(self, server: str) -> Mapping[str, Any]:
+        """Return a server's entry in `mcpServers` (empty if there is none)."""
+        srv = self._servers.get(server)
+        return srv.config if srv is not None else {}
+
+    def is_started(self, server: str) -> bool:
+        """Say whether the server's session is up."""
+        srv = self._servers.get(server)
+        return srv is not None and srv.is_up
+
+    async def astart(self, server: str) -> None:
+        """Start the server's session if needed, from any event loop (the start is shielded)."""
+        await self.loop.arun(self._get(server).session())
+
     async def acall(
         self, server: str, tool: str, arguments: JSONObject, *, timeout_s: float | None = None
     ) -> CallToolResult:
@@ -207,10 +220,9 @@ class McpHub:
             metadata["annotations"] = annotations
         if listed.output_schema is not None:
             metadata["outputSchema"] = listed.output_schema
-        target: JSONObject = {"server": server, "tool": listed.name}
-        if self._servers[server].config.get("retryToolErrors"):
-            target["retryToolErrors"] = True
-        tool = Tool(
+        target = McpTarget(server, listed.name, self,
+                           bool(self._servers[server].config.get("retryToolErrors")))
+        return Tool(
             name=f"{server}.{listed.name}",
             description=listed.description or title or "",
             params_schema=listed.input_schema,
@@ -220,8 +232,6 @@ class McpHub:
             idempotent=annotations.get("idempotentHint") is True,
             base_dir=self.base_dir,
         )
-        tool.cache["mcp_hub"] = self
-        return tool
 
 
 class McpSource:
@@ -282,9 +292,9 @@ class McpEntrySource:
 
     def _pick(self, tools: list[Tool]) -> Tool:
         for tool in tools:
-            if tool.target["tool"] == self.tool:
+            if tool.target.tool == self.tool:
                 return self._build(tool)
-        names = ", ".join(repr(t.target["tool"]) for t in tools) or "none"
+        names = ", ".join(repr(t.target.tool) for t in tools) or "none"
         raise ExecutionError(
             f"MCP server {self.server!r} has no tool {self.tool!r} (it has: {names})",
             permanent=True,
@@ -294,8 +304,11 @@ class McpEntrySource:
         entry = self.entry
         metadata: JSONObject = dict(listed.metadata) if listed else {"tags": ["mcp", self.server]}
         metadata.update(entry.get("metadata") or {})
-        target = {**(listed.target if listed else {}), **entry["mcp"]}
-        tool = Tool(
+        spec = entry["mcp"]
+        retry = spec.get("retryToolErrors", listed.target.retry_tool_errors if listed else
+                         bool(self.hub.config(self.server).get("retryToolErrors")))
+        target = McpTarget(self.server, self.tool, self.hub, bool(retry))
+        return Tool(
             name=self.prefix,
             description=entry.get("description") or (listed.description if listed else ""),
             params_schema=entry.get("paramsSchema", listed.params_schema if listed else {}),
@@ -307,46 +320,26 @@ class McpEntrySource:
             idempotent=entry.get("idempotent", listed.idempotent if listed else False),
             base_dir=self.hub.base_dir,
         )
-        tool.cache["mcp_hub"] = self.hub
-        return tool
 
     def __repr__(self) -> str:
         return f"McpEntrySource({self.prefix!r} -> {self.server}.{self.tool})"
 
 
-def attach_mcp_servers(
-    caller: ToolCaller,
+def mcp_sources(
     servers: Mapping[str, Mapping[str, Any]],
+    portal: Portal,
     base_dir: Path | None = None,
     *,
     entries: Iterable[Mapping[str, Any]] = (),
-) -> McpHub:
-    """Wire a registry file's `mcpServers` into a caller: hub, adapter and sources.
+) -> tuple[McpHub, list[Source]]:
+    """Make a registry file's `mcpServers` into a hub and its sources.
 
-    Tools already in `caller.registry` with an `mcp` target (registry entries that give
-    `paramsSchema`) get this hub; `entries` are raw registry entries with an `mcp` key whose
-    schema should come from the server (added as lazy sources). A server that any entry picks
-    a tool from is not listed whole; every other server is, as `server.tool` (SPEC §3).
-    Nothing is started here: a server starts at its first discovery or call.
+    `entries` are registry entries with an `mcp` key: each becomes a source of its one tool
+    (served without contacting the server when it gives `paramsSchema`). A server that any
+    entry picks a tool from is not listed whole; every other server is, as `server.tool`
+    (SPEC §3). Nothing is started here: a server starts at its first discovery or call.
     """
-    hub = McpHub(servers, loop=caller.loop_thread, base_dir=base_dir)
-    adapter = caller.adapters.get("mcp")
-    if adapter is None:
-        from toolcaller.adapters.mcp import McpAdapter
-
-        adapter = caller.adapters["mcp"] = McpAdapter()
-    add_hub = getattr(adapter, "add_hub", None)
-    if callable(add_hub):
-        add_hub(hub)
-    picked: set[str] = set()
-    for tool in caller.registry.static_tools():
-        target = tool.target
-        if tool.kind == "mcp" and isinstance(target, dict) and target.get("server") in servers:
-            tool.cache.setdefault("mcp_hub", hub)
-            picked.add(str(target["server"]))
-    lazy = [hub.entry_source(e) for e in entries if isinstance(e.get("mcp"), Mapping)]
-    picked.update(source.server for source in lazy)
-    sources: list[Source] = [*lazy, *hub.sources(exclude=picked)]
-    for source in sources:
-        caller.registry.add_source(source)
-    return hub
+    hub = McpHub(servers, loop=portal, base_dir=base_dir)
+    picked = [hub.entry_source(e) for e in entries if isinstance(e.get("mcp"), Mapping)]
+    sources: list[Source] = [*picked, *hub.sources(exclude={s.server for s in picked})]
+    return hub, sources

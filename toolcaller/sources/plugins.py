@@ -7,7 +7,6 @@ either, or a callable with no arguments returning such a list.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Iterable
 from importlib.metadata import entry_points
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 from toolcaller.core.tool import Tool
 from toolcaller.sources.decorator import from_function
 
-__all__ = ["GROUP", "add_plugin_tools", "plugin_tools"]
+__all__ = ["GROUP", "plugin_tools"]
 
 GROUP = "toolcaller.tools"
 log = logging.getLogger("toolcaller")
@@ -33,20 +32,6 @@ def plugin_tools() -> tuple[list[Tool], list[str]]:
             log.warning("toolcaller: skipped %s", message)
             problems.append(message)
     return tools, problems
-
-
-def add_plugin_tools(caller: Any) -> None:
-    """Add every plugin's tools to a caller, warning on stderr about those that fail."""
-    from toolcaller.errors import UsageError
-
-    tools, problems = plugin_tools()
-    for problem in problems:
-        print(f"toolcaller: warning: {problem}", file=sys.stderr)
-    for made in tools:
-        try:
-            caller.add(made)
-        except UsageError as exc:
-            print(f"toolcaller: warning: {exc}", file=sys.stderr)
 
 
 def _as_tools(obj: Any) -> list[Tool]:

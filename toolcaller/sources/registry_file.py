@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolcaller.core.checker import compile_checker
+from toolcaller.core.portal import Portal
+from toolcaller.core.registry import Source
 from toolcaller.core.schema import check_schema, unresolved_ref
-from toolcaller.core.tool import KINDS, Tool
+from toolcaller.core.templates import url_params
+from toolcaller.core.tool import BUILTIN_KINDS, Tool
 from toolcaller.errors import RegistryError
 
 if TYPE_CHECKING:
-    from toolcaller.caller import ToolCaller
+    from toolcaller.sources.mcp import McpHub
 
-__all__ = ["load_registry", "registry_schema", "tools_from_data"]
+__all__ = ["LoadedRegistry", "load_registry", "registry_schema", "tools_from_data"]
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "registry.schema.json"
 FULL_SCHEMA_CHECK_LIMIT = 1_000
@@ -30,9 +34,38 @@ def registry_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
-def load_registry(path: str | Path, caller: ToolCaller) -> None:
-    """Read a registry file and add its tools (and MCP servers) to a caller."""
+@dataclass(slots=True)
+class LoadedRegistry:
+    """What a registry file holds: its tools, its lazy sources (MCP servers), their hub."""
+
+    tools: list[Tool]
+    sources: list[Source] = field(default_factory=list)
+    hub: McpHub | None = None
+    """The sessions of the file's `mcpServers`: close it to stop their processes."""
+
+
+def load_registry(path: str | Path, *, portal: Portal | None = None) -> LoadedRegistry:
+    """Read a registry file and return its tools and sources (`RegistryError` if unusable).
+
+    `portal` is the private loop MCP sessions live on (the caller's); a file with
+    `mcpServers` needs one.
+    """
     source = Path(path)
+    data = _read(source)
+    base_dir = source.resolve().parent
+    tools = tools_from_data(data, str(source), base_dir)
+    servers = data.get("mcpServers") or {}
+    _check_mcp_servers(data.get("tools") or [], servers, source)
+    if not servers:
+        return LoadedRegistry(tools)
+    from toolcaller.sources.mcp import mcp_sources
+
+    entries = [e for e in data.get("tools") or [] if "mcp" in e]
+    hub, sources = mcp_sources(servers, portal or Portal(), base_dir, entries=entries)
+    return LoadedRegistry([t for t in tools if t.kind != "mcp"], sources, hub)
+
+
+def _read(source: Path) -> Any:
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
@@ -42,7 +75,7 @@ def load_registry(path: str | Path, caller: ToolCaller) -> None:
         raise RegistryError(f"{source}: the registry is not UTF-8 text",
                             source=str(source)) from None
     try:
-        data = json.loads(text, parse_constant=_refuse, parse_float=_finite_float)
+        return json.loads(text, parse_constant=_refuse, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise RegistryError(
             f"{source}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
@@ -53,18 +86,6 @@ def load_registry(path: str | Path, caller: ToolCaller) -> None:
     except RecursionError:
         raise RegistryError(f"{source}: the JSON is nested too deeply", source=str(source),
                             ) from None
-    tools = tools_from_data(data, str(source), source.resolve().parent)
-    lazy = [t.cache["entry"] for t in tools if t.kind == "mcp" and "paramsSchema" not in
-            t.cache["entry"]]
-    for tool in tools:
-        if not (tool.kind == "mcp" and "paramsSchema" not in tool.cache["entry"]):
-            caller.registry.add(tool)
-    servers = data.get("mcpServers") or {}
-    _check_mcp_servers(tools, servers, source)
-    if servers:
-        from toolcaller.sources.mcp import attach_mcp_servers
-
-        attach_mcp_servers(caller, servers, source.resolve().parent, entries=lazy)
 
 
 def _refuse(name: str) -> Any:
@@ -159,16 +180,16 @@ def _patterns_compile(schema: Any, depth: int = 0) -> bool:
 
 def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
     kind = "python"
-    for kind in KINDS:  # the schema guarantees exactly one kind key
+    for kind in BUILTIN_KINDS:  # the schema guarantees exactly one kind key
         if kind in entry:
             break
     if kind == "http":
         schema = _require_url_params(schema, entry["http"].get("url", ""))
-    made = Tool(
+    return Tool(
         name=entry["name"],
         description=entry["description"],
         params_schema=schema,
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         target=entry[kind],
         metadata=entry.get("metadata", {}),
         options=entry.get("options", {}),
@@ -176,8 +197,6 @@ def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
         idempotent=entry.get("idempotent", False),
         base_dir=base_dir,
     )
-    made.cache["entry"] = entry
-    return made
 
 
 _checker: Any = None
@@ -203,11 +222,11 @@ def _validate(data: Any, source: str) -> None:
 
 def _explain(error: Any) -> str:
     if error.validator == "oneOf" and isinstance(error.instance, dict):
-        kinds = [k for k in KINDS if k in error.instance]
+        kinds = [k for k in BUILTIN_KINDS if k in error.instance]
         if "command" in error.schema.get("properties", {}):
             return "an MCP server needs exactly one of 'command' (stdio) or 'url' (HTTP)"
         if not kinds:
-            return f"a tool needs one implementation: one of {', '.join(KINDS)}"
+            return f"a tool needs one implementation: one of {', '.join(BUILTIN_KINDS)}"
         return f"a tool has exactly one implementation, this one has {', '.join(kinds)}"
     if error.validator == "additionalProperties":
         return str(error.message).replace("Additional properties are not allowed",
@@ -217,7 +236,7 @@ def _explain(error: Any) -> str:
 
 def _require_url_params(schema: Any, url: str) -> Any:
     """Mark `{name}` URL template params required, so a missing one fails before any attempt."""
-    names = re.findall(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}", url)
+    names = url_params(url)
     if not names or not isinstance(schema, dict) or schema.get("type", "object") != "object":
         return schema
     required = list(schema.get("required", []))
@@ -225,11 +244,11 @@ def _require_url_params(schema: Any, url: str) -> Any:
     return {**schema, "required": required + missing} if missing else schema
 
 
-def _check_mcp_servers(tools: list[Tool], servers: dict[str, Any], source: Path) -> None:
-    for index, tool in enumerate(tools):
-        if tool.kind == "mcp" and tool.target["server"] not in servers:
+def _check_mcp_servers(entries: list[Any], servers: dict[str, Any], source: Path) -> None:
+    for index, entry in enumerate(entries):
+        if "mcp" in entry and entry["mcp"]["server"] not in servers:
             known = ", ".join(sorted(servers)) or "none"
             raise RegistryError(
                 f"{source}: /tools/{index}/mcp/server: no MCP server named "
-                f"{tool.target['server']!r} in mcpServers (known: {known})",
+                f"{entry['mcp']['server']!r} in mcpServers (known: {known})",
                 source=str(source), pointer=f"/tools/{index}/mcp/server")

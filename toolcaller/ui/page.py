@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ def caller_from_env() -> ToolCaller:
     registry = os.environ.get(REGISTRY_ENV, "")
     caller = ToolCaller.from_file(registry) if registry else ToolCaller()
     if os.environ.get(PLUGINS_ENV) == "1":
-        from toolcaller.sources.plugins import add_plugin_tools
-
-        add_plugin_tools(caller)
+        for problem in caller.add_plugins():
+            print(f"toolcaller: warning: {problem}", file=sys.stderr)
     return caller

@@ -11,13 +11,16 @@ from __future__ import annotations
 import html
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 import traitlets
 
-from toolcaller import Registry, Tool, ToolCaller
-from toolcaller.core.registry import compile_filter
+from toolcaller.core.registry import Registry, compile_filter
+from toolcaller.core.tool import Tool
+
+if TYPE_CHECKING:
+    from toolcaller.caller import ToolCaller
 
 __all__ = ["CatalogTable", "required_params"]
 

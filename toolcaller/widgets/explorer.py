@@ -14,15 +14,20 @@ import html
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from toolcaller import Envelope, ErrorCode, Options, Tool, ToolCaller
+from toolcaller.core.tool import Tool
+from toolcaller.envelope import Envelope, Options
+from toolcaller.errors import ErrorCode
 from toolcaller.widgets.catalogue import CatalogTable
 from toolcaller.widgets.form import ParamForm
 from toolcaller.widgets.history import HistoryView
 from toolcaller.widgets.result import MUTED, RED, ResultView
+
+if TYPE_CHECKING:
+    from toolcaller.caller import ToolCaller
 
 __all__ = ["Explorer"]
 
@@ -217,10 +222,10 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
         except RuntimeError:
             loop = None
         task: CallFuture
-        if loop is not None and not self.caller.loop_thread.in_loop_thread():
+        if loop is not None and not self.caller.portal.in_loop_thread():
             task = asyncio.ensure_future(coro)  # async tools run on the kernel's loop
         else:
-            task = self.caller.loop_thread.submit(coro)
+            task = self.caller.portal.submit(coro)
         with self._lock:
             self._task = task
         task.add_done_callback(self._finish)

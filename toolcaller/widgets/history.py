@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import traitlets
 
-from toolcaller import Envelope, History, ToolCaller
+from toolcaller.core.history import History
+from toolcaller.envelope import Envelope
 from toolcaller.widgets.result import (
     CODE_COLOURS,
     GREEN,
@@ -28,6 +29,8 @@ from toolcaller.widgets.result import (
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from toolcaller.caller import ToolCaller
 
 __all__ = ["HistoryView", "has_masked_secret"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import ipywidgets as W
 import traitlets
 
-from toolcaller import Envelope
+from toolcaller.envelope import Envelope
 
 __all__ = ["ResultView", "is_records", "trail_html", "trail_text"]
 

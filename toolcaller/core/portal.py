@@ -1,4 +1,4 @@
-"""A private event loop in a daemon thread, so that sync code can run coroutines anywhere.
+"""The portal: a private event loop in a daemon thread, where sync code runs coroutines.
 
 Why not nest-asyncio: it patches the user's loop (ipykernel's included) globally and behind
 their back, and `nest_asyncio` is archived. A loop of our own in its own thread works the same
@@ -15,12 +15,12 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["LoopThread"]
+__all__ = ["Portal"]
 
 T = TypeVar("T")
 
 
-class LoopThread:
+class Portal:
     """Owns one event loop running in a daemon thread, started on first use."""
 
     def __init__(self, name: str = "toolcaller-loop") -> None:
@@ -60,6 +60,15 @@ class LoopThread:
         """Say whether the caller runs on the private loop's own thread."""
         return self._thread is not None and threading.current_thread() is self._thread
 
+    def turns(self, within_s: float) -> bool:
+        """Say whether the loop runs a no-op within `within_s` (is not blocked)."""
+        ran = threading.Event()
+        try:
+            self.loop.call_soon_threadsafe(ran.set)
+        except RuntimeError:  # closed
+            return False
+        return ran.wait(within_s)
+
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Schedule a coroutine on the private loop and return a thread-safe future."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
@@ -68,7 +77,7 @@ class LoopThread:
         """Run a coroutine on the private loop and wait for its result in this thread."""
         if self.in_loop_thread():
             coro.close()
-            raise RuntimeError("LoopThread.run called from its own loop: use await instead")
+            raise RuntimeError("Portal.run called from its own loop: use await instead")
         future = self.submit(coro)
         try:
             return future.result()

@@ -1,25 +1,22 @@
-"""`History` keeps each call as a flat row: what goes in comes back equal, and the GC skips it."""
+"""`History` keeps each call as its record: what goes in comes back equal, in frames too."""
 
 from __future__ import annotations
 
-import gc
 import io
 import json
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import pytest
-
-from tests.helpers import make_tool
-from toolcaller import History, ToolCaller
-from toolcaller.core.history import AttemptRecord, CallRecord, call_row
+from tests.helpers import attempt_of
+from toolcaller import History
+from toolcaller.core.history import CallRecord
 from toolcaller.envelope import Options
 
 if TYPE_CHECKING:
     import pandas as pd
 
 CALL_COLUMNS = ["call_id", "tool_name", "timestamp", "duration_ms", "success", "code",
-                "message", "attempts", "params"]  # as tests/core/test_history.py expects
+                "message", "attempts", "params", "status", "tool_call_id"]
 ATTEMPT_COLUMNS = ["call_id", "tool_name", "attempt", "started_ms", "wait_ms", "duration_ms",
                    "code", "message", "retryable"]
 OPTIONS = Options(timeout=250.5, retries=2, retryDelay=10, format="raw", deadline=900,
@@ -28,7 +25,7 @@ OPTIONS = Options(timeout=250.5, retries=2, retryDelay=10, format="raw", deadlin
 
 def failed(call_id: str, attempts: int = 3, options: Options | None = OPTIONS) -> CallRecord:
     """A failed call whose attempts all failed, each with its own message and retryable flag."""
-    trail = [AttemptRecord(n + 1, 10.0 * n, 1.5 + n, 0.0 if n == 0 else 5.0 * n,
+    trail = [attempt_of(n + 1, 10.0 * n, 1.5 + n, 0.0 if n == 0 else 5.0 * n,
                            "TIMEOUT" if n % 2 == 0 else "EXECUTION_ERROR", f"boom {n + 1}",
                            n < attempts - 1)
              for n in range(attempts)]
@@ -42,7 +39,7 @@ def succeeded(call_id: str, tool_name: str | None = "ok",
               options: Options | None = None) -> CallRecord:
     """A call that succeeded at its first attempt."""
     return CallRecord(call_id, tool_name, 1_700_000_100.5, 1.75, True, None, None,
-                      {"id": call_id}, options, [AttemptRecord(1, 0.0, 1.5, 0.0)])
+                      {"id": call_id}, options, [attempt_of(1, 0.0, 1.5, 0.0)])
 
 
 def not_started(call_id: str) -> CallRecord:
@@ -79,6 +76,8 @@ def calls_frame(records: list[CallRecord]) -> pd.DataFrame:
         "message": pd.Series([r.message for r in records], dtype="object"),
         "attempts": pd.Series([len(r.attempts) for r in records], dtype="int64"),
         "params": pd.Series([r.params for r in records], dtype="object"),
+        "status": pd.Series([r.status for r in records], dtype="object"),
+        "tool_call_id": pd.Series([r.tool_call_id for r in records], dtype="object"),
     })
 
 
@@ -94,7 +93,7 @@ def attempts_frame(records: list[CallRecord]) -> pd.DataFrame:
         "started_ms": pd.Series([a.started for _, a in pairs], dtype="float64"),
         "wait_ms": pd.Series([a.wait for _, a in pairs], dtype="float64"),
         "duration_ms": pd.Series([a.duration for _, a in pairs], dtype="float64"),
-        "code": pd.Series([a.code for _, a in pairs], dtype="object"),
+        "code": pd.Series([a.code and a.code.value for _, a in pairs], dtype="object"),
         "message": pd.Series([a.message for _, a in pairs], dtype="object"),
         "retryable": pd.Series([a.retryable for _, a in pairs], dtype="object"),
     })
@@ -125,7 +124,7 @@ class TestRoundTrip:
         """failures() gives the failed calls with every attempt's code, message and flag."""
         back = filled(sample()).failures()
         assert back == [r for r in sample() if not r.success]
-        assert back[0].attempts[0] == (1, 0.0, 1.5, 0.0, "TIMEOUT", "boom 1", True)
+        assert back[0].attempts[0] == attempt_of(1, 0.0, 1.5, 0.0, "TIMEOUT", "boom 1", True)
         assert back[0].attempts[-1].retryable is False
         assert back[0].attempts[-1].message == "boom 3"
 
@@ -137,15 +136,6 @@ class TestRoundTrip:
         for item in sample():
             history.add(item)
         assert heard == sample()
-
-    def test_add_row_is_add(self) -> None:
-        """A row made with call_row and add_row reads back like add() of the same record."""
-        item = failed("f1")
-        history = History()
-        history.add_row(call_row(item.call_id, item.tool_name, item.arrived, item.duration,
-                                 item.success, item.code, item.message, item.options,
-                                 tuple(v for a in item.attempts for v in a)), item.params)
-        assert history.records() == [item]
 
     def test_jsonl(self) -> None:
         """to_jsonl writes, per call, the JSON of the record that was added."""
@@ -266,29 +256,3 @@ class TestBound:
         assert (len(bounded), bounded.total) == (300, 1000)
         for kept in (history, bounded):
             assert all(r.params == {"id": r.call_id} for r in kept)
-
-
-class TestGarbageCollector:
-    @pytest.mark.parametrize(
-        ("name", "options"), [("add", {}), ("fails", {"retries": 1, "retryDelay": 0})],
-        ids=["success", "failure"],
-    )
-    def test_stored_row_is_not_tracked(self, name: str, options: dict[str, Any]) -> None:
-        """After a real call, a collection untracks the stored row (and its flat params).
-
-        This is why the history keeps rows: with 10,000 calls kept, every full collection
-        would otherwise walk tens of thousands of records, attempts and options, stalling
-        the event loop the calls run on. A row holding anything tracked (a list, a nested
-        tuple, a model) would silently bring that cost back.
-        """
-        def fails(a: int, b: int) -> int:
-            raise RuntimeError(f"cannot add {a} and {b}")
-
-        caller = ToolCaller(tools=[make_tool(lambda a, b: a + b, "add"),
-                                   make_tool(fails, "fails")])
-        envelope = caller.call(name, {"a": 1, "b": 2}, options)
-        assert envelope.success is (name == "add")
-        gc.collect()
-        assert not gc.is_tracked(caller.history._rows[-1])
-        assert not gc.is_tracked(caller.history._params[-1])
-        assert caller.history.last().params == {"a": 1, "b": 2}  # type: ignore[union-attr]

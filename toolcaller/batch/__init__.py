@@ -20,19 +20,18 @@ with derived frames instead of deep-copying it, so after filtering, look rows up
 once: `amap` on the running loop (async tools on the loop, sync tools in the engine's worker
 threads, at most 64 of them); `map` on the caller's private loop thread, so it also works in a
 Jupyter cell or inside another running loop. A row never stops the batch: every row gets its
-envelope. `concurrency` workers run the rows' attempts inline, in their own tasks (see
-`toolcaller._batch_run`); a tool that ignores its cancellation past its grace has its row
-taken away from its worker, which is left behind. Cancelling `amap` (or Ctrl-C in `map`)
-cancels the rows still running, starts no other, and waits for them to unwind (at most 0.5 s:
-a tool ignoring the cancel is left behind) before the `CancelledError` (`KeyboardInterrupt`)
-goes on.
+envelope. `concurrency` workers each await `acall` row after row (see
+`toolcaller.batch.local`). Cancelling `amap` (or Ctrl-C in `map`) cancels the rows still
+running, starts no other, and waits for them to unwind (at most 0.5 s: a tool ignoring the
+cancel is left behind) before the `CancelledError` (`KeyboardInterrupt`) goes on. `map` is a
+portal onto `amap`, run on the caller's private loop.
 
 **Executors.** `executor=` takes any `concurrent.futures.Executor`; at most `concurrency` rows
 are submitted at a time.
 
 - A `ThreadPoolExecutor` (or subclass) runs `caller.call` itself: the caller is shared.
 - Any other executor (processes, `dask.distributed.Client.get_executor()`) runs the picklable
-  `toolcaller._remote.run_row(source, tool_name, params, options) -> envelope dict`. A
+  `toolcaller.batch.remote.run_row(source, tool_name, params, options) -> envelope dict`. A
   `ToolCaller` holds threads and locks and cannot be pickled, so a `CallerSource` travels
   instead and each worker process rebuilds a caller from it once (cached by its `key`). By
   default the source is the called tool alone: registry tools (python `"module:function"`,
@@ -54,9 +53,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcaller._batch_run import OUTCOME_COLUMNS, Envelopes, LocalRun, advance
-from toolcaller._progress import Bar, progress_bar
-from toolcaller._remote import CallerSource, record_remote, run_row, source_for
+from toolcaller.batch.local import CANCEL_GRACE_S, run_rows
+from toolcaller.batch.progress import Progress
+from toolcaller.batch.remote import CallerSource, record_remote, run_row, source_for
 from toolcaller.envelope import Envelope
 from toolcaller.errors import ExecutionError, UsageError
 
@@ -68,9 +67,18 @@ if TYPE_CHECKING:
 __all__ = ["OUTCOME_COLUMNS", "CallerSource", "Envelopes", "amap_calls", "map_calls", "source_for"]
 
 DEFAULT_CONCURRENCY = 16
-CANCEL_GRACE_S = 5.0
-"""How long `map` waits for cancelled rows to unwind after Ctrl-C."""
+OUTCOME_COLUMNS = ("success", "code", "message", "result", "duration_ms", "attempts", "call_id")
 _PLAIN = frozenset({str, int, float, bool, dict, list, type(None)})
+
+
+class Envelopes(list[Envelope]):
+    """The envelopes of a batch, in row order; pandas shares it instead of deep-copying it."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Envelopes:
+        return self  # envelopes are frozen: sharing is safe, and copying 10,000 of them is not
+
+    def __repr__(self) -> str:
+        return f"<Envelopes of {len(self)} rows>"
 
 
 # -- public API ---------------------------------------------------------------------------------
@@ -106,30 +114,26 @@ def map_calls(
         UsageError: a bad `concurrency`, an executor that cannot receive the tool, or `map`
             called from the caller's own loop thread (use `amap` there).
     """
-    if caller.loop_thread.in_loop_thread():
+    if caller.portal.in_loop_thread():
         raise UsageError("map() blocks, and this is the caller's own loop thread: "
                          "use `await caller.amap(...)` here")
-    batch = _Batch.of(caller, tool_name, params, concurrency, options, option_kwargs)
-    work = _Work(batch, executor, source)
-    bar = progress_bar(progress, len(batch.rows), tool_name)
     unwound = threading.Event()
 
-    async def run() -> Envelopes:
+    async def run() -> pd.DataFrame:
         try:
-            return await work.run(bar)
+            return await amap_calls(caller, tool_name, params, concurrency=concurrency,
+                                    progress=progress, executor=executor, source=source,
+                                    options=options, **option_kwargs)
         finally:
             unwound.set()
 
-    future = caller.loop_thread.submit(run())
+    future = caller.portal.submit(run())
     try:
-        envelopes = future.result()
+        return future.result()
     except BaseException:
-        future.cancel()
-        unwound.wait(CANCEL_GRACE_S)
+        future.cancel()  # Ctrl-C: the rows on the private loop stop too, and unwind
+        unwound.wait(CANCEL_GRACE_S * 2)
         raise
-    finally:
-        bar.close()
-    return batch.frame(envelopes)
 
 
 async def amap_calls(
@@ -144,10 +148,10 @@ async def amap_calls(
     options: dict[str, Any] | None = None,
     **option_kwargs: Any,
 ) -> pd.DataFrame:
-    """Async twin of `map_calls`: rows run on the running loop (or go to `executor`)."""
+    """Like `map_calls`, awaited: rows run on the running loop (or go to `executor`)."""
     batch = _Batch.of(caller, tool_name, params, concurrency, options, option_kwargs)
     work = _Work(batch, executor, source)
-    bar = progress_bar(progress, len(batch.rows), tool_name)
+    bar = Progress(progress, len(batch.rows), tool_name)
     try:
         envelopes = await work.run(bar)
     finally:
@@ -199,7 +203,7 @@ class _Batch:
         clash = {c: f"param:{c}" for c in inputs.columns if c in OUTCOME_COLUMNS}
         if clash:
             inputs = inputs.rename(columns=clash)
-        columns = envelopes._columns()
+        columns = _outcome_columns(envelopes)
         results = columns.pop("result")
         outcomes = pd.DataFrame(columns, index=inputs.index)
         outcomes["result"] = pd.Series(results, index=inputs.index, dtype=object)
@@ -263,13 +267,16 @@ class _Work:
             self.source = source_for(batch.caller, batch.tool_name, source)
         self.options = dict(batch.options or {}) | batch.option_kwargs
 
-    async def run(self, bar: Bar) -> Envelopes:
+    async def run(self, bar: Progress) -> Envelopes:
+        batch = self.batch
         if self.executor is None:
-            return await LocalRun(self.batch, bar).run()
+            return Envelopes(await run_rows(batch.caller, batch.tool_name, batch.rows,
+                                            batch.concurrency, batch.options,
+                                            batch.option_kwargs, bar.advance))
         return Envelopes(await self._run_executor(self.executor, bar))
 
     async def _run_executor(self, executor: concurrent.futures.Executor,
-                            bar: Bar) -> list[Envelope]:
+                            bar: Progress) -> list[Envelope]:
         batch = self.batch
         out: list[Envelope | None] = [None] * len(batch.rows)
         pending: dict[asyncio.Future[Any], int] = {}
@@ -286,7 +293,7 @@ class _Work:
                 for future in done:
                     index = pending.pop(future)
                     envelope = out[index] = self._collect(future, batch.rows[index])
-                    advance(bar, envelope.success)
+                    bar.advance(envelope.success)
         except BaseException:
             for future in pending:
                 future.cancel()
@@ -316,17 +323,28 @@ class _Work:
         if exc is None and isinstance(future.result(), Envelope):
             return future.result()  # type: ignore[no-any-return]
         if exc is None:
-            envelope = Envelope.model_validate(future.result())
-            record_remote(caller, envelope, row)
-            return envelope
+            return record_remote(caller, name, row, Envelope.model_validate(future.result()))
         error = ExecutionError(f"the executor could not run the call: "
                                f"{type(exc).__name__}: {exc}")
-        now = caller._clock()
-        return caller._failed(caller._next_id(), name, row, None, error, caller._wall(), now,
-                              None, ())
+        return record_remote(caller, name, row, error)
 
 
 def _call_row(caller: ToolCaller, tool_name: str, params: Any,
               options: dict[str, Any]) -> Envelope:
     """Run one row with the caller itself (thread executors)."""
     return caller.call(tool_name, params, None, **options)
+
+
+def _outcome_columns(envelopes: list[Envelope]) -> dict[str, list[Any]]:
+    """The frame's outcome columns, one value per envelope."""
+    columns: dict[str, list[Any]] = {name: [] for name in OUTCOME_COLUMNS}
+    for envelope in envelopes:
+        meta, error = envelope.metadata, envelope.error
+        columns["success"].append(envelope.success)
+        columns["code"].append(error.code.value if error else None)
+        columns["message"].append(error.message if error else None)
+        columns["result"].append(envelope.result)
+        columns["duration_ms"].append(float(meta.duration))
+        columns["attempts"].append(getattr(meta, "attempts", 0))
+        columns["call_id"].append(getattr(meta, "call_id", None))
+    return columns

@@ -1,11 +1,13 @@
-"""`${VAR}` expansion from the caller's environment, for the script and HTTP adapters.
+"""The two template syntaxes of registry entries: `${VAR}` from the environment, `{name}` in URLs.
 
-Syntax: `${NAME}` is the value of the environment variable `NAME` (an error if it is not set),
-`${NAME:-fallback}` falls back to the literal text when `NAME` is unset or empty, and `$${`
-writes a literal `${`. Every value read from the
-environment this way is returned apart: adapters add it to `AttemptContext.secrets`, so that it
-is masked in every message, detail and history row (`toolcaller.core.redact`). Reference secrets
-with `${VAR}` and write plain settings literally.
+`${NAME}` is the value of the environment variable `NAME` (an error if it is not set),
+`${NAME:-fallback}` falls back to the literal text when `NAME` is unset or empty (as in a
+POSIX shell), and `$${` writes a literal `${`. Script and HTTP entries and `mcpServers` read
+secrets this way: every value read from the environment is returned apart, so that callers
+add it to the values masked in messages (`toolcaller.core.redact`).
+
+`{name}` in an HTTP tool's URL takes the param `name` (letters, digits, `_`, `-` and `.`; not
+after a `$`, which starts a `${VAR}`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from collections.abc import Mapping
 
 from toolcaller.errors import ExecutionError
 
-__all__ = ["expand_vars"]
+__all__ = ["URL_PARAM", "expand_vars", "url_params"]
 
 _VAR = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+URL_PARAM = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
+"""A `{name}` template in a URL: group 1 is the param's name."""
 
 
 def expand_vars(text: str, environ: Mapping[str, str], *, where: str) -> tuple[str, list[str]]:
@@ -54,3 +58,8 @@ def expand_vars(text: str, environ: Mapping[str, str], *, where: str) -> tuple[s
         return value
 
     return _VAR.sub(substitute, text), revealed
+
+
+def url_params(url: str) -> list[str]:
+    """Return the names of the `{name}` templates of a URL, each once, in order."""
+    return list(dict.fromkeys(URL_PARAM.findall(url)))

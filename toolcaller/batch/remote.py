@@ -13,20 +13,20 @@ import dataclasses
 import hashlib
 import pickle
 import threading
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcaller.core.history import AttemptRecord, CallRecord
+from toolcaller.core.history import CallRecord
 from toolcaller.core.redact import redact_params, secret_names_in_schema
 from toolcaller.core.tool import Tool
-from toolcaller.envelope import Envelope
-from toolcaller.errors import ExecutionError, UsageError
+from toolcaller.envelope import CallMetadata, Envelope
+from toolcaller.errors import ExecutionError, ToolCallError, UsageError
 
 if TYPE_CHECKING:
     from toolcaller.caller import ToolCaller
 
 __all__ = ["CallerSource", "record_remote", "run_row", "source_for"]
-
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -44,16 +44,20 @@ class CallerSource:
     key: str = ""
     """Identifies the source: workers keep one caller per key."""
 
+    caller_class: Any = field(default=None, compare=False)
+    """The class to build (the sending caller's own, pickled by reference)."""
+
     def build(self) -> ToolCaller:
         """Build the caller this source describes."""
-        from toolcaller.caller import ToolCaller
-
+        made: Any = self.caller_class
+        if made is None:
+            raise UsageError("a CallerSource needs its caller_class (use source_for)")
         if self.registry is not None:
-            return ToolCaller.from_file(self.registry)
+            return made.from_file(self.registry)  # type: ignore[no-any-return]
         if self.demo:
-            return ToolCaller()
-        return ToolCaller(tools=[_rebuilt(t) if t.name in self.from_functions else t
-                                 for t in self.tools])
+            return made()  # type: ignore[no-any-return]
+        return made(tools=[_rebuilt(t) if t.name in self.from_functions else t  # type: ignore[no-any-return]
+                           for t in self.tools])
 
 
 def source_for(caller: ToolCaller, tool_name: str,
@@ -65,17 +69,18 @@ def source_for(caller: ToolCaller, tool_name: str,
             `source=`).
     """
     if isinstance(source, CallerSource):
-        return source
+        return source if source.caller_class is not None else dataclasses.replace(
+            source, caller_class=type(caller))
     if source == "demo":
-        return CallerSource(demo=True, key="demo")
+        return CallerSource(demo=True, key="demo", caller_class=type(caller))
     if source is not None:
         path = str(Path(source).resolve())
-        return CallerSource(registry=path, key=f"file:{path}")
+        return CallerSource(registry=path, key=f"file:{path}", caller_class=type(caller))
     tool = caller.registry.get(tool_name)
     if tool is None:  # every row gets TOOL_NOT_FOUND from an empty caller
-        return CallerSource(key="empty")
+        return CallerSource(key="empty", caller_class=type(caller))
     portable, from_function = _portable(tool)
-    made = CallerSource(tools=(portable,),
+    made = CallerSource(tools=(portable,), caller_class=type(caller),
                         from_functions=frozenset({tool.name} if from_function else ()))
     try:
         blob = pickle.dumps((made.tools, made.from_functions))
@@ -90,7 +95,7 @@ def _portable(tool: Tool) -> tuple[Tool, bool]:
         raise UsageError(f"tool {tool.name!r} lives on an MCP server, which workers must start "
                          "themselves: pass source='tools.json' (the registry that names it)")
     if tool.kind != "python" or not callable(tool.target):
-        return dataclasses.replace(tool, cache={}), False
+        return dataclasses.replace(tool), False
     fn = tool.target
     module = getattr(fn, "__module__", None)
     qualname = getattr(fn, "__qualname__", "")
@@ -99,13 +104,15 @@ def _portable(tool: Tool) -> tuple[Tool, bool]:
             f"tool {tool.name!r} runs {qualname or fn!r}, which worker processes cannot import "
             "(a lambda or a nested function): define it at module level, or use a "
             "ThreadPoolExecutor")
-    return dataclasses.replace(tool, target=f"{module}:{qualname}", cache={}), True
+    return dataclasses.replace(tool, target=f"{module}:{qualname}", params_model=None), True
 
 
 def _rebuilt(tool: Tool) -> Tool:
     """Re-import a function tool in a worker and build it again with `@tool`'s rules."""
-    from toolcaller.adapters.python import load_callable
+    from toolcaller.adapters.python_code import load_callable
     from toolcaller.sources.decorator import from_function
+
+    assert isinstance(tool.target, str)
 
     try:
         fn = load_callable(tool.target)
@@ -138,21 +145,20 @@ def run_row(source: CallerSource, tool_name: str, params: Any,
     return caller.call(tool_name, params, None, **options).to_dict()
 
 
-def record_remote(caller: ToolCaller, envelope: Envelope, row: Any) -> None:
-    """Add a call that ran in another process to this caller's history."""
-    meta = envelope.metadata
-    tool = caller.registry.get(meta.tool_name or "") if hasattr(meta, "tool_name") else None
+def record_remote(caller: ToolCaller, tool_name: str, row: Any,
+                  outcome: Envelope | ToolCallError) -> Envelope:
+    """Add a row that ran elsewhere (or could not run) to the caller's history; its envelope."""
+    if not isinstance(outcome, Envelope):
+        return caller.record_failure(tool_name, row, outcome)
+    meta = outcome.metadata
+    if not isinstance(meta, CallMetadata):
+        return outcome
+    tool = caller.registry.known(tool_name)
     keys = secret_names_in_schema(tool.params_schema) if tool is not None else frozenset()
-    started, attempts = 0.0, []
-    for step in getattr(meta, "trail", []):
-        started += step.wait
-        attempts.append(AttemptRecord(step.attempt, started, step.duration, step.wait,
-                                      step.code.value if step.code else None))
-        started += step.duration
+    error = outcome.error
     caller.history.add(CallRecord(
-        getattr(meta, "call_id", None) or "", getattr(meta, "tool_name", None),
-        meta.timestamp.timestamp(), meta.duration, envelope.success,
-        envelope.error.code.value if envelope.error else None,
-        envelope.error.message if envelope.error else None,
-        redact_params(row, keys) if isinstance(row, dict) else None, None, attempts,
+        meta.call_id or "", meta.tool_name, meta.timestamp.timestamp(), meta.duration,
+        outcome.success, error.code.value if error else None, error.message if error else None,
+        redact_params(row, keys) if isinstance(row, dict) else None, None, list(meta.trail),
     ))
+    return outcome
