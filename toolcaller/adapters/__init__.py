@@ -62,9 +62,8 @@ def make_adapter(kind: str) -> Adapter:
         known = ", ".join(adapter_kinds())
         raise ExecutionError(f"no adapter runs tools of kind {kind!r} (installed: {known})",
                              permanent=True)
-    from toolcaller.adapters.python_code import load_callable
-
     from toolcaller.adapters.base import Adapter
+    from toolcaller.adapters.python_code import load_callable
 
     made = load_callable(target)()
     if not isinstance(made, Adapter):
