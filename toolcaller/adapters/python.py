@@ -1,5 +1,4 @@
-"""`PythonAdapter`: sync functions in worker threads (or a killable worker process), async
-ones on the loop.
+"""`PythonAdapter`: sync functions in threads or a killable worker process; async on the loop.
 
 A target is a callable, `"package.module:function"`, or `"path/to/file.py:function"` (see
 `toolcaller.adapters.python_code`); it is imported on first call, never at discovery.
