@@ -9,6 +9,7 @@ import math
 from typing import Any, Literal
 
 from toolcaller.adapters.base import TextOutput
+from toolcaller.core.pointer import to_pointer
 from toolcaller.errors import ParseError
 
 __all__ = ["PREVIEW_CHARS", "to_json_result", "to_result"]
@@ -50,7 +51,7 @@ def to_json_result(value: object) -> Any:
     try:
         return _convert(value, 0)
     except _BadValue as bad:
-        pointer = "".join(f"/{_escape(part)}" for part in reversed(bad.path))
+        pointer = to_pointer(reversed(bad.path))
         shown = pointer if len(pointer) <= 80 else pointer[:80] + "…"
         raise ParseError(
             f"the tool's result holds {bad.what} at {shown or '/'!r}, which is not valid JSON",
@@ -131,10 +132,6 @@ def _key(key: Any) -> str:
     if isinstance(key, int | float):
         return str(key)
     raise _BadValue(f"a {type(key).__qualname__} key (JSON keys are strings)")
-
-
-def _escape(key: Any) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def _reject_constant(name: str) -> Any:
