@@ -22,7 +22,8 @@ FORBIDDEN = {
                     "toolcaller.sources", "toolcaller.widgets", "toolcaller.cli"),
 }
 # third-party modules a layer may not import at module level (they are heavy or optional)
-HEAVY = ("pandas", "ipywidgets", "jsonschema", "mcp", "httpx", "dask")
+HEAVY = ("pandas", "ipywidgets", "jsonschema", "jsonschema_rs", "referencing",
+         "jsonschema_specifications", "mcp", "httpx", "dask")
 
 
 def _modules() -> list[Path]:
