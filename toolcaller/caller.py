@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from toolcaller._remote import CallerSource
-    from toolcaller.core.registry import SourceProblem
 
 __all__ = ["ToolCaller"]
 
@@ -144,7 +143,7 @@ class ToolCaller(AttemptRunner):
         infos = [_info(t) for t in tools]
         result: dict[str, Any] = {"tools": infos}
         if problems:
-            result["problems"] = [_problem(p) for p in problems]
+            result["problems"] = [p.to_dict() for p in problems]
         return Envelope(
             success=True,
             result=result,
@@ -345,6 +344,9 @@ class ToolCaller(AttemptRunner):
                                  permanent=True) from exc
         if tool is None:
             raise _not_found(name, self.registry.suggest(name))
+        if tool.problem is not None:
+            raise ExecutionError(f"tool {name!r} cannot be called: {tool.problem}",
+                                 permanent=True)
         cache = tool.cache
         validator = cache.get("validator")
         if validator is None:
@@ -467,10 +469,6 @@ def _info(tool: Tool) -> dict[str, Any]:
     if info is None:
         info = tool.cache["info"] = tool.info()
     return info
-
-
-def _problem(problem: SourceProblem) -> dict[str, str]:
-    return {"source": problem.source, "prefix": problem.prefix, "message": problem.message}
 
 
 def _kind(value: Any) -> str:

@@ -39,6 +39,9 @@ class Tool:
     """Safe to run again while an earlier attempt may still be running (MCP's idempotentHint)."""
     base_dir: Path | None = None
     """Folder of the registry file the tool came from: relative paths resolve against it."""
+    problem: str | None = None
+    """Why this tool cannot be called (e.g. its paramsSchema has a `$ref` to nowhere), or None.
+    Discovery lists it among `problems`; every call fails with EXECUTION_ERROR saying it."""
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
     """Per-tool memo for adapters and the engine (compiled validators, parsed specs, imports)."""
 

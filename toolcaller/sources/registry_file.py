@@ -77,7 +77,11 @@ def _finite_float(text: str) -> float:
 
 def tools_from_data(data: Any, source: str = "<registry>", base_dir: Path | None = None,
                     ) -> list[Tool]:
-    """Validate registry data and return its tools; `RegistryError` on the first problem."""
+    """Validate registry data and return its tools; `RegistryError` on the first problem.
+
+    A paramsSchema that cannot be used does not refuse the file, whatever its size: its tool
+    is made with `problem` set (discovery lists it, its calls fail), and the others work.
+    """
     _validate(data, source)
     entries = data.get("tools") or []
     seen: dict[str, int] = {}
@@ -91,12 +95,12 @@ def tools_from_data(data: Any, source: str = "<registry>", base_dir: Path | None
                 source=source, pointer=f"/tools/{index}/name")
         seen[name] = index
         schema = entry.get("paramsSchema", {"type": "object"})
-        problem = check_schema(schema)
-        if problem is not None:
-            raise RegistryError(f"{source}: /tools/{index}/paramsSchema: {problem}",
-                                source=source, pointer=f"/tools/{index}/paramsSchema")
         _check_options(entry.get("options"), source, index)
-        tools.append(_tool(entry, schema, base_dir))
+        made = _tool(entry, schema, base_dir)
+        problem = check_schema(made.params_schema)
+        if problem is not None:
+            made.problem = f"its paramsSchema cannot be used: {problem}"
+        tools.append(made)
     return tools
 
 
