@@ -7,6 +7,7 @@ schema, and never a raw regex: a person reads them, and a secret may sit in a va
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,6 +21,8 @@ MAX_OPTIONS = 5
 """How many enum members a message lists."""
 
 Violation = tuple[str, str]
+_PLAIN = re.compile(r"[ !#-\[\]-~]*")
+"""Printable ASCII without `"` or a backslash: such a string is its own JSON body."""
 _TYPE_NAMES = {"array": "an array", "boolean": "a boolean", "integer": "an integer",
                "null": "null", "number": "a number", "object": "an object", "string": "a string"}
 _FORMAT_HINTS = {
@@ -35,7 +38,8 @@ def violations_of(errors: Iterable[Any], limit: int) -> list[dict[str, str]]:
     """Describe jsonschema-rs errors: at most `limit` distinct violations, sorted by pointer."""
     found: dict[Violation, None] = {}
     for error in errors:
-        found.update(dict.fromkeys(describe(error)))
+        for violation in describe(error):
+            found[violation] = None
         if len(found) >= limit:
             break
     ordered = sorted(found, key=lambda v: v[0])  # stable: same-pointer messages keep their order
@@ -59,6 +63,11 @@ def describe(error: Any) -> list[Violation]:
 
 def show(value: Any) -> str:
     """Render a value for a message: JSON for scalars, a noun for objects and arrays."""
+    kind = type(value)
+    if kind is str and len(value) <= MAX_SHOWN - 2 and _PLAIN.fullmatch(value):
+        return f'"{value}"'  # the common case, without json.dumps
+    if kind is int and -(10**15) < value < 10**15:
+        return str(value)
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, list | tuple):

@@ -9,7 +9,10 @@ __all__ = ["escape_token", "split_pointer", "to_pointer", "unescape_token"]
 
 def escape_token(token: str | int) -> str:
     """Escape one reference token: `~` becomes `~0`, then `/` becomes `~1`."""
-    return str(token).replace("~", "~0").replace("/", "~1")
+    text = str(token)
+    if "~" in text or "/" in text:
+        return text.replace("~", "~0").replace("/", "~1")
+    return text
 
 
 def unescape_token(token: str) -> str:
@@ -19,7 +22,7 @@ def unescape_token(token: str) -> str:
 
 def to_pointer(path: Iterable[str | int]) -> str:
     """Return the JSON pointer of a path of keys and indexes (`""` for the root)."""
-    return "".join("/" + escape_token(part) for part in path)
+    return "".join(["/" + escape_token(part) for part in path])
 
 
 def split_pointer(pointer: str) -> list[str]:
