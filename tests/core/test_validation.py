@@ -515,6 +515,14 @@ class TestQuickCheck:
             assert ParamsValidator(schema).problem is None, schema
         assert (check_schema(schema) is None) is (ParamsValidator(schema).problem is None)
 
+    def test_the_suite_comparison_skips_without_a_suite(self,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+        """`benchmarks/schema_suite.py` without the suite's path says so and exits 0."""
+        from benchmarks.schema_suite import main
+
+        assert main([]) == 0
+        assert capsys.readouterr().out.startswith("skipped: give the path")
+
     def test_the_shipped_flat_meta_schema_is_derived(self) -> None:
         """`schemas/meta-2020-12-flat.schema.json` is the 2020-12 meta-schema with its
         vocabularies merged; regenerate it with `python -m tests.core.test_validation`."""

@@ -33,17 +33,16 @@ def unresolvable_reference(schema: Any) -> str | None:
     The answer reads `$ref '…' <why> (at /pointer)`; nothing is fetched.
     """
     from jsonschema_specifications import REGISTRY
-    from referencing import Resource
     from referencing.jsonschema import DRAFT202012
 
     if not isinstance(schema, dict):
         return None
     try:
-        root = Resource.from_contents(schema, default_specification=DRAFT202012)
+        spec = DRAFT202012.detect(schema)
         # The root (its subresources are crawled on demand) and the meta-schemas; no retrieval.
-        resolver = REGISTRY.resolver_with_root(root)
-        for keyword, ref, path in _references(root, resolver, (), 0):
-            why = _follow(keyword, ref, path)
+        resolver = REGISTRY.resolver_with_root(spec.create_resource(schema))
+        for keyword, ref, where in _references(schema, spec, resolver, (), 0):
+            why = _follow(keyword, ref, where)
             if why is not None:
                 return why
     except Exception:  # noqa: BLE001 - a schema referencing cannot read: no better explanation
@@ -51,27 +50,24 @@ def unresolvable_reference(schema: Any) -> str | None:
     return None
 
 
-def _references(resource: Any, resolver: Any, path: tuple[str | int, ...],
+def _references(contents: Any, spec: Any, resolver: Any, path: tuple[str | int, ...],
                 depth: int) -> Iterator[tuple[str, Any, tuple[Any, ...]]]:
-    """Yield `(keyword, reference, resolver-and-path)` for every reference below `resource`."""
-    contents = resource.contents
+    """Yield `(keyword, reference, (resolver, path))` for every reference in a schema."""
     if not isinstance(contents, dict) or depth > MAX_WALK_DEPTH:
         return
-    resolver = resolver.in_subresource(resource)
+    spec = spec.detect(contents)  # a nested `$schema` switches the draft below it
+    resolver = resolver.in_subresource(spec.create_resource(contents))
     for keyword in ("$ref", "$dynamicRef"):
         ref = contents.get(keyword)
         if isinstance(ref, str):
             yield keyword, ref, (resolver, path)
-    for where, child in _children(resource):
-        sub = resource.__class__.from_contents(child, default_specification=resource._specification)
-        yield from _references(sub, resolver, (*path, *where), depth + 1)
+    for where, child in _children(contents, spec):
+        yield from _references(child, spec, resolver, (*path, *where), depth + 1)
 
 
-def _children(resource: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+def _children(contents: dict[str, Any], spec: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
     """Yield each subschema of a schema object with its path below it."""
-    contents = resource.contents
-    subschemas = {id(sub) for sub in resource._specification.subresources_of(contents)
-                  if isinstance(sub, dict)}
+    subschemas = {id(sub) for sub in spec.subresources_of(contents) if isinstance(sub, dict)}
     for key, value in contents.items():
         if id(value) in subschemas:
             yield (key,), value
