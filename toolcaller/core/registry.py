@@ -171,6 +171,8 @@ class Registry:
             return tools, problems
         predicate = compile_filter(filter_text)
         matched = [t for t in tools if predicate(t)]
+        if not any(isinstance(p, ToolProblem) for p in problems):
+            return matched, problems
         names = {t.name for t in matched if t.problem is not None}
         return matched, [p for p in problems
                          if not isinstance(p, ToolProblem) or p.tool in names]
