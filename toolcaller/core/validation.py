@@ -20,8 +20,12 @@ Choices (figures: `python benchmarks/schema_suite.py PATH`, the JSON-Schema-Test
   validates), the other only explains, and only on that failure path, so its import cost
   (~50 ms) is never paid by a usable schema.
 - Compiled validators are cached by canonical JSON: tools sharing a schema share a validator.
-- Params nested deeper than `MAX_DEPTH` against a recursive schema are a violation (a Rust
-  stack cannot be grown like Python's recursion limit).
+  `check_schema` compiles only what `_quick_check` (one Rust call) cannot vouch for, so every
+  schema of a 10,000-tool registry is checked at load within its time budget.
+- Params are JSON data: a tuple is an array; NaN and Infinity (which jsonschema-rs would read
+  as null) never get here, the engine refuses them first; a date or bytes is a violation.
+  Params nested deeper than `MAX_DEPTH` against a recursive schema are a violation too (a
+  Rust stack cannot be grown like Python's recursion limit).
 
 JSON-Schema-Test-Suite (commit 44401e0c; `benchmarks/schema_suite.py`), tests this module gets
 wrong, and all by choice: draft 7, 25 of 1,721 (remote `$ref`s); 2020-12, 73 of 2,225 (54 remote
@@ -195,15 +199,13 @@ def _with_meta_schemas(schema: Any, first: str, recursive: bool) -> _Compiled:
     """Compile again with the standard meta-schemas at hand; else name the failing `$ref`."""
     from toolcaller.core._references import unresolvable_reference
 
-    if "Unknown meta-schema" not in first:
-        try:
-            return _Compiled(_validator_for(schema, _meta_registry()), None, recursive)
-        except Exception:  # noqa: BLE001 - any failure here is the reference's problem
-            pass
-    else:
+    if "Unknown meta-schema" in first:
         return _Compiled(None, f"unknown $schema {schema.get('$schema')!r}: use "
                                f"{DRAFT2020!r} or {DRAFT7!r}")
-    found = unresolvable_reference(schema)
+    try:
+        return _Compiled(_validator_for(schema, _meta_registry()), None, recursive)
+    except Exception:  # noqa: BLE001 - whatever fails now, the reference explains it
+        found = unresolvable_reference(schema)
     return _Compiled(None, found or f"a reference cannot be followed: {first.splitlines()[0]}")
 
 
@@ -241,15 +243,15 @@ def _deeper_than(value: Any, limit: int) -> bool:
 
 
 def _not_json(exc: ValueError) -> dict[str, str]:
-    return {"pointer": "", "message": _conversion_problem(exc, "params")}
+    if "Recursion limit" in str(exc):
+        return dict(_TOO_DEEP)
+    return {"pointer": "", "message": f"the params are not JSON data: {exc}"}
 
 
 def _conversion_problem(exc: ValueError, what: str) -> str:
-    text = str(exc)
-    if "Recursion limit" in text:
-        return f"the {what} are nested too deeply to check" if what == "params" else \
-            f"the {what} is nested too deeply"
-    return f"the {what} {'are' if what == 'params' else 'is'} not JSON data: {text}"
+    if "Recursion limit" in str(exc):
+        return f"the {what} is nested too deeply"
+    return f"the {what} is not JSON data: {exc}"
 
 
 def _is_panic(exc: BaseException) -> bool:
