@@ -127,11 +127,18 @@ class TestViolations:
         assert "{3}" not in text
         assert all(len(message) < 120 for _, message in found)
 
+    def test_a_secret_value_is_not_shown(self) -> None:
+        """The value of a secret-looking property stays out of the message, even a short one."""
+        [(_, message)] = messages({"properties": {"pin_token": {"pattern": "^[0-9]+$"}}},
+                                  {"pin_token": "ab"})
+        assert message == "the value does not match the required pattern"
+
     def test_many_violations_are_capped(self) -> None:
-        """At most MAX_VIOLATIONS violations are listed."""
+        """At most MAX_VIOLATIONS violations are listed, unless the caller asks for more."""
         schema = {"type": "object", "additionalProperties": {"type": "integer"}}
         params = {f"k{i}": "x" for i in range(MAX_VIOLATIONS * 2)}
         assert len(ParamsValidator(schema).violations(params)) == MAX_VIOLATIONS
+        assert len(ParamsValidator(schema).violations(params, limit=1000)) == MAX_VIOLATIONS * 2
 
     def test_params_that_are_not_json_are_a_violation(self) -> None:
         """A value JSON cannot hold (a date, bytes) is reported, not raised."""

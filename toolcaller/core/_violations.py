@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from toolcaller.core.pointer import to_pointer
+from toolcaller.core.redact import is_secret_name
 
 __all__ = ["MAX_SHOWN", "describe", "show", "violations_of"]
 
@@ -55,9 +56,12 @@ def describe(error: Any) -> list[Violation]:
         return many(kind, path, error)
     one = _MESSAGES.get(type(kind).__name__)
     try:
-        message = one(kind, error) if one is not None else _cut(str(error.message))
+        message = one(kind, error) if one is not None else _cut(str(error.message), 120)
+        if path and isinstance(path[-1], str) and is_secret_name(path[-1]):
+            # The engine masks secrets of 4+ characters in messages; a shorter one too.
+            message = message.replace(show(error.instance), "the value")
     except ValueError:  # the instance is too deep to bring back from Rust
-        message = _cut(str(error.message))
+        message = _cut(str(error.message), 120)
     return [(to_pointer(path), message)]
 
 

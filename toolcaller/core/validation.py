@@ -91,11 +91,11 @@ class ParamsValidator:
                 raise
             return False
 
-    def violations(self, params: Any) -> list[dict[str, str]]:
+    def violations(self, params: Any, *, limit: int = MAX_VIOLATIONS) -> list[dict[str, str]]:
         """Return every violation as `{"pointer", "message"}`, sorted by pointer; `[]` if valid.
 
-        At most `MAX_VIOLATIONS`. A missing required property points at its own pointer, an
-        unexpected one at each extra property.
+        At most `limit` (a form may want them all). A missing required property points at its
+        own pointer, an unexpected one at each extra property.
         """
         validator = self._usable()
         if self._recursive and _deeper_than(params, MAX_DEPTH):
@@ -103,7 +103,7 @@ class ParamsValidator:
         try:
             if validator.is_valid(params):
                 return []
-            return violations_of(validator.iter_errors(params), MAX_VIOLATIONS)
+            return violations_of(validator.iter_errors(params), limit)
         except ValueError as exc:
             return [_not_json(exc)]
         except BaseException as exc:
