@@ -457,12 +457,13 @@ class TestCheckSchema:
             ({"properties": {"a": {"minimum": "zero"}}}, "/properties/a/minimum"),
             ({"pattern": "("}, "not a valid regex"),
             ({"patternProperties": {"(": {}}}, "not a valid regex"),
-            ({"minimum": float("nan")}, "not JSON data"),
+            ({"minimum": float("nan")}, "/minimum"),
+            ({"properties": {1: {}}}, "not JSON data"),
             ("object", "object or a boolean"),
             ([], "object or a boolean"),
         ],
-        ids=["bad-type", "bad-minimum", "bad-pattern", "bad-pattern-key", "nan", "string",
-             "list"],
+        ids=["bad-type", "bad-minimum", "bad-pattern", "bad-pattern-key", "nan", "int-key",
+             "string", "list"],
     )
     def test_invalid(self, schema: Any, fragment: str) -> None:
         """An invalid schema is described, with where the problem is."""

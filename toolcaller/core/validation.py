@@ -157,7 +157,7 @@ def _compiled(schema: Any) -> _Compiled:
     if not isinstance(schema, dict | bool):
         return _Compiled(None, f"a schema is an object or a boolean, not {_kind(schema)}")
     try:
-        text = json.dumps(schema, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(schema, sort_keys=True, separators=(",", ":"))
     except RecursionError:
         return _Compiled(None, "the schema is nested too deeply")
     except (TypeError, ValueError) as exc:
