@@ -414,13 +414,17 @@ class TestDepth:
         [found] = validator.violations([nested(300), nested(301)])
         assert "nested too deeply" in found["message"]
 
-    @pytest.mark.parametrize("depth", [300, 5000])
-    def test_a_deep_schema_is_unusable(self, depth: int) -> None:
+    @pytest.mark.parametrize(
+        "schema", [nested(300, {"type": "integer"}, "items"),
+                   nested(5000, {"type": "integer"}, "items"),
+                   {"x-note": nested(300)}, {"default": nested(300)}],
+        ids=["300", "5000", "unknown-keyword", "default"])
+    def test_a_deep_schema_is_unusable(self, schema: Any) -> None:
         """A schema nested too deeply to compile is a problem, not a crash."""
-        schema = nested(depth, {"type": "integer"}, "items")
         problem = check_schema(schema)
         assert problem is not None
         assert "nested too deeply" in problem
+        assert ParamsValidator(schema).problem == problem
 
     def test_a_rust_panic_is_a_violation(self) -> None:
         """A panic inside jsonschema-rs (pyo3's PanicException, a BaseException) is reported."""

@@ -2,10 +2,10 @@
 
 `check_schema` runs it on every tool of a registry and compiles only what it cannot vouch
 for. Passing means: valid for its meta-schema (2020-12 or draft 7); subschemas nested at most
-`QUICK_DEPTH` deep, and data (`const`, `enum`, `default`, `examples`) as deep; no `$id`,
-anchor, dynamic reference or nested `$schema`; every `$ref` is `#`, `#/$defs/NAME` or
-`#/definitions/NAME` naming an entry that exists. Failing proves nothing: jsonschema-rs then
-compiles the schema and decides, so this never refuses a valid schema.
+`QUICK_DEPTH` deep, and data (`const`, `enum`, `default`, `examples`, unknown keywords) as
+deep; no `$id`, anchor, dynamic reference or nested `$schema`; every `$ref` is `#`,
+`#/$defs/NAME` or `#/definitions/NAME` naming an entry that exists. Failing proves nothing:
+jsonschema-rs then compiles the schema and decides, so this never refuses a valid schema.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ _BANNED = ("$dynamicRef", "$recursiveRef", "$id", "$anchor", "$dynamicAnchor",
 _LOCAL_REFS = {DRAFT2020: r"^#(/(\$defs|definitions)/[A-Za-z0-9_.\-]+)?$",
                DRAFT7: r"^#(/definitions/[A-Za-z0-9_.\-]+)?$"}
 """Where a quick `$ref` may point: an entry the draft's meta-schema checks as a schema."""
+_LOCAL_PATTERNS = {draft: re.compile(pattern) for draft, pattern in _LOCAL_REFS.items()}
 _SCALARS = ["string", "number", "boolean", "null"]
 
 
@@ -40,10 +41,13 @@ def is_quickly_usable(schema: dict[str, Any]) -> bool:
     if not (dialect is None or (type(dialect) is str and dialect in _DIALECTS)):
         return False
     draft = _DIALECTS[dialect]
+    # A schema with definitions most likely refers to them: check its references at once.
+    refs = "$defs" in schema or "definitions" in schema
     try:
-        if _checker(draft, False).is_valid(schema):
-            return True
-        return _checker(draft, True).is_valid(schema) and _local_refs_exist(schema, draft)
+        if _checker(draft, refs).is_valid(schema):
+            return not refs or _local_refs_exist(schema, draft)
+        return not refs and _checker(draft, True).is_valid(schema) \
+            and _local_refs_exist(schema, draft)
     except ValueError:  # not JSON data, or too deep to convert: compiling explains
         return False
 
@@ -51,26 +55,34 @@ def is_quickly_usable(schema: dict[str, Any]) -> bool:
 def _local_refs_exist(schema: dict[str, Any], draft: str) -> bool:
     """Say whether every `$ref` anywhere is a local one naming an entry of `$defs`/`definitions`.
 
-    Only called once the meta-schema check saw no other kind of reference in a schema position;
-    a `$ref` key in data or a property named `$ref` just sends the schema to the compiler.
+    Only called once the meta-schema check saw no other kind of reference in a schema position
+    (and bounded the nesting); a `$ref` key in data or a property named `$ref` just sends the
+    schema to the compiler.
     """
-    stack: list[Any] = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if ref is not None and not (isinstance(ref, str) and _names_entry(schema, ref, draft)):
-                return False
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return True
+    refs: set[Any] = set()
+    _collect_refs(schema, refs)
+    return all(type(ref) is str and _names_entry(schema, ref, draft) for ref in refs)
+
+
+def _collect_refs(node: dict[str, Any], refs: set[Any]) -> None:
+    # Recursion is the fastest walk here, and the meta-schema check bounded the depth.
+    if "$ref" in node:
+        ref = node["$ref"]
+        refs.add(ref if type(ref) is str else None)
+    for value in node.values():
+        kind = type(value)
+        if kind is dict:
+            _collect_refs(value, refs)
+        elif kind is list:
+            for item in value:
+                if type(item) is dict:
+                    _collect_refs(item, refs)
 
 
 def _names_entry(schema: dict[str, Any], ref: str, draft: str) -> bool:
     if ref == "#":
         return True
-    if re.match(_LOCAL_REFS[draft], ref) is None:
+    if _LOCAL_PATTERNS[draft].match(ref) is None:
         return False
     _, section, name = ref.split("/", 2)
     entries = schema.get(section)
@@ -121,6 +133,7 @@ def _leveled(defs: dict[str, Any], banned: dict[str, Any]) -> dict[str, Any]:
                            .replace('"#/$defs/schemaArray"', f'"#/$defs/schemaArray{n}"'))
         meta = level["meta"]
         meta["properties"].update(banned if n == 1 else {**banned, "$schema": False})
+        meta["additionalProperties"] = {"$ref": "#/$defs/data1"}  # unknown keywords: data
         for keyword in ("const", "default"):
             meta["properties"][keyword] = {"$ref": "#/$defs/data1"}
         for keyword in ("enum", "examples"):
