@@ -54,7 +54,10 @@ MAX_DEPTH = 255
 """Params nested deeper (objects and arrays) are refused by a recursive schema."""
 CACHED_VALIDATORS = 1024
 """Distinct schemas whose compiled validators are kept."""
+COMPILED_OUTRIGHT = 64
+"""`check_schema` compiles this many schemas before it builds its quick check."""
 
+_compile_outright = COMPILED_OUTRIGHT
 _TOO_DEEP = {"pointer": "", "message": "the params are nested too deeply to check"}
 _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 
@@ -121,12 +124,17 @@ class ParamsValidator:
 def check_schema(schema: Any) -> str | None:
     """Return why `schema` cannot validate params (naming a failing `$ref`), or None if it can.
 
-    Most schemas are settled by one meta-schema check (`_quick_check`); the others are
-    compiled, and the compiled validator is kept for the tool's calls.
+    The first `COMPILED_OUTRIGHT` schemas of the process are compiled (the validators are kept
+    for the tools' calls); after that, most are settled by one meta-schema check
+    (`_quick_check`, which takes ~7 ms to build) and only the others are compiled. Both ways
+    give the same answer.
     """
+    global _compile_outright
     if schema is True or schema is False:
         return None
-    if isinstance(schema, dict) and is_quickly_usable(schema):
+    if _compile_outright > 0:  # a small registry: the quick check would cost more to build
+        _compile_outright -= 1
+    elif isinstance(schema, dict) and is_quickly_usable(schema):
         return None
     return _compiled(schema).problem
 
