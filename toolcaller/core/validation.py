@@ -189,6 +189,8 @@ def _compile(key: _Key) -> _Compiled:
         first = str(exc)
     except ValueError as exc:  # a ValueError from converting the schema into Rust
         return _Compiled(None, _conversion_problem(exc, "schema"))
+    except Exception as exc:  # noqa: BLE001 - building a validator never raises (see the class)
+        return _Compiled(None, f"the schema cannot be compiled: {type(exc).__name__}: {exc}")
     except BaseException as exc:
         if not _is_panic(exc):
             raise
