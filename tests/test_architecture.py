@@ -39,7 +39,8 @@ ALLOWED = {
 }
 # The caller may import these layers only inside functions (they are built on it).
 LAZY_FOR_CALLER = {"batch", "widgets"}
-HEAVY = ("pandas", "ipywidgets", "jsonschema", "mcp", "httpx", "dask", "tqdm", "yaml")
+HEAVY = ("pandas", "ipywidgets", "jsonschema", "jsonschema_rs", "referencing",
+         "jsonschema_specifications", "mcp", "httpx", "dask", "tqdm", "yaml")
 
 
 def _name(path: Path) -> str:

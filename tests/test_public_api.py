@@ -41,23 +41,24 @@ class TestPublicApi:
         assert json.loads(out.stdout) == []
 
     def test_import_is_light(self) -> None:
-        """`import toolcaller` loads neither pandas, ipywidgets, jsonschema nor httpx."""
+        """`import toolcaller` loads no heavy library: no pandas, jsonschema(-rs), httpx…"""
         code = (
             "import sys, json, toolcaller\n"
-            "print(json.dumps([m for m in ('pandas', 'ipywidgets', 'jsonschema', 'httpx', 'mcp')"
-            " if m in sys.modules]))"
+            "print(json.dumps([m for m in ('pandas', 'ipywidgets', 'jsonschema', 'httpx', 'mcp',"
+            " 'jsonschema_rs', 'referencing') if m in sys.modules]))"
         )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True)
         assert json.loads(out.stdout) == []
 
     def test_discover_does_not_import_heavy_modules(self) -> None:
-        """Discovery on the demo registry needs neither pandas nor jsonschema nor httpx."""
+        """Discovery on the demo registry needs no pandas, jsonschema, referencing or httpx."""
         code = (
             "import sys, json\n"
             "from toolcaller import ToolCaller\n"
             "ToolCaller().discover('math')\n"
-            "print(json.dumps([m for m in ('pandas', 'ipywidgets', 'httpx') if m in sys.modules]))"
+            "print(json.dumps([m for m in ('pandas', 'ipywidgets', 'httpx', 'jsonschema',"
+            " 'referencing') if m in sys.modules]))"
         )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True)

@@ -122,6 +122,18 @@ class Attempt(_Model):
     duration: float = Field(description="Milliseconds the attempt took.")
     wait: float = Field(0.0, description="Milliseconds waited before the attempt started.")
     started: float = Field(0.0, description="Milliseconds after the request's arrival.")
+    notes: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="What the tool reported during the attempt: progress and log messages "
+                    "(`kind`, `at` in ms after arrival, `message`, `progress`, `total`).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_empty_notes(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("notes"):
+            data.pop("notes", None)
+        return data
 
 
 class CallMetadata(_Model):

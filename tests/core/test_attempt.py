@@ -214,3 +214,7 @@ class TestRetries:
         assert heard[2].wait_ms == 500.0
         assert (heard[4].progress, heard[4].total, heard[4].message) == (1, 2, "half")
         assert all(e.max_attempts == 2 for e in heard)
+        notes = call.attempts[1].notes  # kept with the attempt, for the history and the trail
+        assert [(n["kind"], n["progress"], n["message"]) for n in notes] == [
+            ("progress", 1, "half")]
+        assert "notes" not in call.attempts[0].model_dump()  # none: not in the JSON either

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from toolcaller import Registry, Tool, UsageError
-from toolcaller.core.registry import Source, compile_filter
+from toolcaller.core.registry import Source, ToolProblem, compile_filter
 
 
 def _tool(name: str, description: str = "", tags: tuple[str, ...] = ()) -> Tool:
@@ -201,6 +201,25 @@ class TestSources:
         assert problems[0].source == "fake:bad."
         assert problems[0].prefix == "bad."
         assert "did not start" in problems[0].message
+
+    def test_tools_that_cannot_be_called_are_problems(self, registry: Registry) -> None:
+        """A tool with a `problem` is listed, and reported among the problems of the
+        searches that list it (after the failed sources); replacing or removing it clears it."""
+        broken = _tool("math.bad", "Broken schema.", ("math",))
+        broken.problem = "its paramsSchema cannot be used: $ref '#/x' points to nothing"
+        registry.add(broken)
+        registry.add_source(FakeSource("bad.", None, []))
+        tools, problems = registry.search("tag:math")
+        assert "math.bad" in [t.name for t in tools]
+        assert [p.to_dict() for p in problems][1] == {"tool": "math.bad",
+                                                      "message": broken.problem}
+        assert problems[0].to_dict()["source"] == "fake:bad."
+        assert not any(isinstance(p, ToolProblem) for p in registry.search("text")[1])
+        registry.add(_tool("math.bad"), replace=True)
+        assert not any(isinstance(p, ToolProblem) for p in registry.search(None)[1])
+        registry.add(broken, replace=True)
+        registry.remove("math.bad")
+        assert not any(isinstance(p, ToolProblem) for p in registry.search(None)[1])
 
     def test_broken_source_get_raises_for_its_prefix(self, registry: Registry) -> None:
         """`get` of a name under a broken source's prefix raises (the caller reports it)."""

@@ -1,23 +1,17 @@
-"""`toolcaller.core.schema` and `@tool`: schemas from functions, params validation."""
+"""`toolcaller.core.schema` and `@tool`: schemas from functions (validation: test_validation)."""
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from enum import Enum
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
 
 from tests.helpers import resolved
 from toolcaller import Tool, ToolCaller, UsageError, tool
-from toolcaller.core.schema import (
-    MAX_VIOLATIONS,
-    ParamsValidator,
-    check_schema,
-    describe_function,
-    schema_from_function,
-)
+from toolcaller.core.schema import check_schema, describe_function, schema_from_function
 
 
 @resolved
@@ -143,118 +137,6 @@ class TestDescribeFunction:
         def plain(a: int) -> None: ...
 
         assert describe_function(plain) == ("", {})
-
-
-class TestParamsValidator:
-    SCHEMA: ClassVar[dict[str, Any]] = {
-        "type": "object", "additionalProperties": False, "required": ["a", "b"],
-        "properties": {"a": {"type": "integer", "minimum": 0},
-                       "b": {"type": "array", "items": {"type": "string"}},
-                       "c": {"type": "object", "properties": {
-                           "d": {"type": "string", "maxLength": 2}}}}}
-
-    def test_valid(self) -> None:
-        """Valid params have no violations."""
-        assert ParamsValidator(self.SCHEMA).violations({"a": 1, "b": ["x"]}) == []
-
-    @pytest.mark.parametrize(
-        ("params", "pointers"), [
-            ({}, ["/a", "/b"]),
-            ({"a": -1, "b": ["x", 2]}, ["/a", "/b/1"]),
-            ({"a": 1, "b": [], "x": 1, "y": 2}, ["/x", "/y"]),
-            ({"a": 1, "b": [], "c": {"d": "long"}}, ["/c/d"]),
-            ({"a": "1", "b": "x", "c": 3}, ["/a", "/b", "/c"]),
-        ],
-        ids=["missing", "minimum-and-item", "extras", "nested", "types"],
-    )
-    def test_every_violation_with_its_pointer(self, params: dict[str, Any],
-                                              pointers: list[str]) -> None:
-        """Every violation is listed, sorted, with the JSON pointer of the field to fix."""
-        found = ParamsValidator(self.SCHEMA).violations(params)
-        assert [v["pointer"] for v in found] == pointers
-        assert all(v["message"] for v in found)
-
-    def test_not_an_object(self) -> None:
-        """A non-object at the top points at the root (empty pointer)."""
-        assert [v["pointer"] for v in ParamsValidator(self.SCHEMA).violations([])] == [""]
-
-    def test_many_violations_are_capped(self) -> None:
-        """At most MAX_VIOLATIONS violations are listed."""
-        schema = {"type": "object", "additionalProperties": {"type": "integer"}}
-        params = {f"k{i}": "x" for i in range(MAX_VIOLATIONS * 2)}
-        assert len(ParamsValidator(schema).violations(params)) == MAX_VIOLATIONS
-
-    @pytest.mark.parametrize(
-        ("schema", "params", "ok"), [
-            ({"$schema": "http://json-schema.org/draft-07/schema#",
-              "dependencies": {"a": ["b"]}}, {"a": 1}, False),
-            ({"dependentRequired": {"a": ["b"]}}, {"a": 1}, False),
-            ({"$schema": "http://json-schema.org/draft-07/schema#",
-              "items": [{"type": "integer"}]}, ["x"], False),
-            ({"prefixItems": [{"type": "integer"}]}, ["x"], False),
-            (True, {"anything": 1}, True),
-            (False, {}, False),
-        ],
-        ids=["draft7-dependencies", "2020-dependentRequired", "draft7-items-array",
-             "2020-prefixItems", "true-schema", "false-schema"],
-    )
-    def test_dialects(self, schema: Any, params: Any, ok: bool) -> None:
-        """2020-12 is the default; `$schema` draft-07 selects draft-07 keywords."""
-        assert (ParamsValidator(schema).violations(params) == []) is ok
-
-
-    def test_a_panic_from_jsonschema_helpers_is_a_violation(self) -> None:
-        """A RecursionError inside jsonschema's Rust helpers arrives as pyo3's PanicException
-        (a BaseException, found by the fuzz suite): it is reported, not raised."""
-
-        class PanicException(BaseException):
-            pass
-
-        class Exploding:
-            def iter_errors(self, params: Any) -> Any:
-                raise PanicException("__eq__ failed!: RecursionError")
-
-        validator = ParamsValidator({"not": {"$ref": "#"}})
-        validator._check = None
-        validator._full = Exploding()
-        found = validator.violations({"a": 1})
-        assert found == [{"pointer": "", "message": "the params are nested too deeply to check"}]
-
-    def test_other_base_exceptions_go_on(self) -> None:
-        """Ctrl-C during a check is not swallowed."""
-
-        class Interrupted:
-            def iter_errors(self, params: Any) -> Any:
-                raise KeyboardInterrupt
-
-        validator = ParamsValidator({"type": "object"})
-        validator._check = None
-        validator._full = Interrupted()
-        with pytest.raises(KeyboardInterrupt):
-            validator.violations({})
-
-
-class TestCheckSchema:
-    @pytest.mark.parametrize(
-        ("schema", "fragment"), [
-            ({"type": "objekt"}, "/type"),
-            ({"properties": {"a": {"minimum": "zero"}}}, "/properties/a/minimum"),
-            ("object", "object or a boolean"),
-            ([], "object or a boolean"),
-        ],
-        ids=["bad-type", "bad-minimum", "string", "list"],
-    )
-    def test_invalid(self, schema: Any, fragment: str) -> None:
-        """An invalid schema is described, with where the problem is."""
-        problem = check_schema(schema)
-        assert problem is not None
-        assert fragment in problem
-
-    @pytest.mark.parametrize("schema", [{}, True, False, {"type": "object"}],
-                             ids=["empty", "true", "false", "object"])
-    def test_valid(self, schema: Any) -> None:
-        """Valid schemas give None."""
-        assert check_schema(schema) is None
 
 
 class TestToolDecorator:

@@ -52,7 +52,7 @@ def run(caller: ToolCaller, name: str, params: dict[str, Any] | None = None,
 
 
 DRIVERS = pytest.mark.parametrize("use_acall", [False, True], ids=["call", "acall"])
-HANG = {"timeout": 100, "deadline": 300, "retries": 2, "retryDelay": 0}
+HANG = {"timeout": 100, "deadline": 400, "retries": 2, "retryDelay": 0}  # room for 3 and hand-offs
 
 
 # -- scripts -------------------------------------------------------------------------------

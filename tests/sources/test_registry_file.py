@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -152,8 +153,6 @@ BAD = [
      "one implementation"),
     ("duplicate-names", {"tools": [entry("a"), entry("b"), entry("a")]}, "/tools/2/name",
      "already used"),
-    ("bad-params-schema", {"tools": [entry(paramsSchema={"type": "objekt"})]},
-     "/tools/0/paramsSchema", "objekt"),
     ("params-schema-not-object", {"tools": [entry(paramsSchema="object")]},
      "/tools/0/paramsSchema", "object"),
     ("unknown-key", {"tools": [entry(colour="red")]}, "/tools/0", "colour"),
@@ -227,3 +226,89 @@ class TestBadFiles:
         """`tools_from_data` names the source it is given."""
         with pytest.raises(RegistryError, match=r"^inline-source: /tools/0"):
             tools_from_data({"tools": [{"name": "x"}]}, "inline-source")
+
+
+GOOD_SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+DANGLING = {"type": "object", "properties": {"x": {"$ref": "#/$defs/nope"}}}
+
+
+def sized_registry(count: int) -> dict[str, Any]:
+    """`count` tools; `t.bad` (the middle one) has a `$ref` to nowhere."""
+    tools = [entry(f"t.tool{i}", paramsSchema=GOOD_SCHEMA) for i in range(count)]
+    tools[count // 2] = entry("t.bad", paramsSchema=DANGLING)
+    return {"tools": tools}
+
+
+class TestOneRuleForEverySize:
+    """Defects 4 and 5: a registry with an unusable paramsSchema loads whatever its size; the
+    tool is listed in discovery's `problems`; its calls fail; the other tools work."""
+
+    @pytest.mark.parametrize("count", [900, 2053])
+    def test_from_file(self, folder: Path, count: int) -> None:
+        """Below and above the old 1,000-tool limit, the file loads and behaves the same."""
+        caller = ToolCaller.from_file(write(folder, sized_registry(count)))
+        found = caller.handle({"action": "discover"})["result"]
+        assert len(found["tools"]) == count
+        [problem] = found["problems"]
+        assert problem["tool"] == "t.bad"
+        assert "$ref '#/$defs/nope' points to nothing" in problem["message"]
+        bad = caller.handle({"toolName": "t.bad", "params": {"x": 1}})
+        assert code_of(bad) == "EXECUTION_ERROR"
+        assert bad["metadata"]["attempts"] == 0
+        assert "'t.bad' cannot be called" in bad["error"]["message"]
+        assert "#/$defs/nope" in bad["error"]["message"]
+        good = caller.handle({"toolName": "t.tool1", "params": {"x": 21}})
+        assert good["result"] == {"double": 42}
+        caller.close()
+
+    def test_a_filter_shows_only_its_tools_problems(self, folder: Path) -> None:
+        """Discovery lists the problems of the tools it lists."""
+        caller = ToolCaller.from_file(write(folder, sized_registry(10)))
+        assert "problems" not in caller.handle({"action": "discover",
+                                                "options": {"filter": "name:t.tool1"}})["result"]
+        assert caller.discover("bad").result["problems"][0]["tool"] == "t.bad"
+
+    @pytest.mark.integration
+    @pytest.mark.parametrize("count", [900, 2053])
+    def test_command_line(self, folder: Path, count: int) -> None:
+        """`discover` exits 0 and lists the problem; calling the tool exits 1 with
+        EXECUTION_ERROR before any attempt; a good tool's call exits 0."""
+        path = str(write(folder, sized_registry(count)))
+
+        def run(*args: str) -> tuple[int, dict[str, Any]]:
+            done = subprocess.run([sys.executable, "-m", "toolcaller", "--registry", path, *args],
+                                  capture_output=True, text=True, timeout=60, check=False)
+            assert "Traceback" not in done.stderr, done.stderr
+            return done.returncode, json.loads(done.stdout)
+
+        status, found = run("discover")
+        assert status == 0
+        assert [p["tool"] for p in found["result"]["problems"]] == ["t.bad"]
+        status, bad = run("call", "t.bad", "--params", '{"x": 1}')
+        assert (status, code_of(bad), bad["metadata"]["attempts"]) == (1, "EXECUTION_ERROR", 0)
+        assert "#/$defs/nope" in bad["error"]["message"]
+        status, good = run("call", "t.tool0", "--params", '{"x": 2}')
+        assert (status, good["result"]) == (0, {"double": 4})
+
+    def test_valid_references_load_without_problems(self, folder: Path) -> None:
+        """Schemas the old `$ref` check refused load, and their params are validated."""
+        urn = "urn:uuid:deadbeef-1234-ffff-ffff-4321feebdaed"
+        schemas = [
+            {"$defs": {"a%b": {"type": "integer"}}, "properties": {"x": {"$ref": "#/$defs/a%25b"}}},
+            {"properties": {"x": {"$ref": "item.json"}},
+             "$defs": {"item": {"$id": "item.json", "type": "integer"}}},
+            {"$id": urn, "$defs": {"i": {"type": "integer"}},
+             "properties": {"x": {"$ref": f"{urn}#/$defs/i"}}},
+            {"properties": {"$ref": {"type": "string"}, "x": {"type": "integer"}}},
+            {"properties": {"x": {"type": "integer"},
+                            "s": {"$ref": "https://json-schema.org/draft/2020-12/schema"}}},
+        ]
+        tools = [entry(f"t.ok{i}", paramsSchema=schema) for i, schema in enumerate(schemas)]
+        caller = ToolCaller.from_file(write(folder, {"tools": tools}))
+        assert "problems" not in caller.handle({"action": "discover"})["result"]
+        for i in range(len(schemas)):
+            assert caller.handle({"toolName": f"t.ok{i}", "params": {"x": 3}})["result"] == {
+                "double": 6}
+            assert code_of(caller.handle({"toolName": f"t.ok{i}", "params": {"x": "3"}})) == \
+                "INVALID_PARAMS"
+        caller.close()

@@ -358,6 +358,16 @@ class TestProblems:
         assert "server &lt;exited&gt; with status 1" in table.problems.value
         table.close()
 
+    def test_tools_that_cannot_be_called_are_shown_as_a_warning(self) -> None:
+        """A listed tool with a problem shows a warning line naming it and why, escaped."""
+        broken = _tool("a.bad")
+        broken.problem = "its paramsSchema cannot be used: $ref '#/<x>' points to nothing"
+        table = CatalogTable(Registry([_tool("a.one"), broken]))
+        assert table.rows == ["a.bad", "a.one"]
+        assert "1 tool cannot be called: a.bad: " in table.problems.value
+        assert "&lt;x&gt;" in table.problems.value
+        table.close()
+
     def test_no_problem_no_warning(self, table: CatalogTable) -> None:
         """With every source fine, there is no warning line."""
         assert table.problems.value == ""

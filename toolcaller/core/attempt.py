@@ -94,6 +94,8 @@ def _record(call: CallContext, ctx: AttemptContext, wait_s: float,
         duration=round((now - ctx.started_at) * 1000.0, 3),
         wait=round(wait_s * 1000.0, 3),
         started=round((ctx.started_at - call.started) * 1000.0, 3),
+        notes=[{**n, "message": mask_text(n["message"], call.secrets)} if "message" in n else n
+               for n in ctx.notes],
     )
     call.attempts.append(attempt)
     call.emit("attempt_end", ctx.attempt, code=error.code.value if error else None)

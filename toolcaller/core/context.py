@@ -23,7 +23,10 @@ from toolcaller.core.events import CallEvent, EventKind, OnEvent
 from toolcaller.core.tool import Tool
 from toolcaller.envelope import Attempt, Options
 
-__all__ = ["AttemptContext", "CallContext"]
+__all__ = ["MAX_NOTES", "AttemptContext", "CallContext"]
+
+MAX_NOTES = 100
+"""Progress and log messages kept per attempt (later ones are still told to listeners)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -98,8 +101,8 @@ class AttemptContext:
     own run begins (from any thread), and `report_progress(...)` for the tool's progress.
     """
 
-    __slots__ = ("attempt", "call", "details", "note", "output_at", "run_started", "started_at",
-                 "straggler", "waiting_for")
+    __slots__ = ("attempt", "call", "details", "note", "notes", "output_at", "run_started",
+                 "started_at", "straggler", "waiting_for")
 
     def __init__(self, call: CallContext, attempt: int) -> None:
         self.call = call
@@ -119,6 +122,8 @@ class AttemptContext:
         killed"): added to a timeout's message."""
         self.details: Any = None
         """What the adapter knows of a stopped attempt (a script's stderr): a timeout's details."""
+        self.notes: list[dict[str, Any]] = []
+        """What the tool reported during the attempt (`report_progress`, `report_log`)."""
 
     @property
     def format(self) -> str:
@@ -170,9 +175,17 @@ class AttemptContext:
 
     def report_progress(self, progress: float, total: float | None = None,
                         message: str | None = None) -> None:
-        """Report the tool's progress to whoever follows the call (explorer, MCP client)."""
+        """Report the tool's progress: kept with the attempt, told to whoever follows the call."""
+        self._note({"kind": "progress", "progress": progress, "total": total,
+                    "message": message})
         self.call.emit("progress", self.attempt, progress=progress, total=total, message=message)
 
-    def report_log(self, message: str) -> None:
-        """Report a log message of the tool to whoever follows the call."""
+    def report_log(self, message: str, level: str = "info") -> None:
+        """Report a log message of the tool: kept with the attempt, told to its followers."""
+        self._note({"kind": "log", "level": level, "message": message})
         self.call.emit("log", self.attempt, message=message)
+
+    def _note(self, note: dict[str, Any]) -> None:
+        if len(self.notes) < MAX_NOTES:  # a chatty tool must not fill the history
+            self.notes.append({"at": round(self.call.elapsed_ms(), 3),
+                               **{k: v for k, v in note.items() if v is not None}})

@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from toolcaller.core.tool import Tool
 from toolcaller.errors import UsageError
 
-__all__ = ["Registry", "Source", "SourceProblem", "compile_filter"]
+__all__ = ["Problem", "Registry", "Source", "SourceProblem", "ToolProblem", "compile_filter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +38,25 @@ class SourceProblem:
     message: str
 
     def to_dict(self) -> dict[str, str]:
-        """Return the problem as discovery lists it."""
+        """Return the discovery `problems` entry: `{"source", "prefix", "message"}`."""
         return {"source": self.source, "prefix": self.prefix, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProblem:
+    """A listed tool that cannot be called (`Tool.problem`, e.g. a `$ref` to nowhere)."""
+
+    tool: str
+    """The tool's name."""
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        """Return the discovery `problems` entry: `{"tool", "message"}`."""
+        return {"tool": self.tool, "message": self.message}
+
+
+Problem = SourceProblem | ToolProblem
+"""What discovery reports next to the tools: a source that failed, or a tool that cannot run."""
 
 
 @runtime_checkable
@@ -67,6 +84,8 @@ class Registry:
         self._sources: list[Source] = list(sources)
         self._found: dict[str, Tool] = {}
         """Tools already found through a source: later look-ups skip the listing."""
+        self._troubled: dict[str, Tool] = {}
+        """The added tools that have a `problem`, so that discovery need not scan them all."""
         self._lock = threading.Lock()
         for tool in tools:
             self.add(tool)
@@ -79,6 +98,9 @@ class Registry:
                     f"two tools are named {tool.name!r}; rename one or pass replace=True"
                 )
             self._tools[tool.name] = tool
+            self._troubled.pop(tool.name, None)
+            if tool.problem is not None:
+                self._troubled[tool.name] = tool
 
     def add_source(self, source: Source) -> None:
         """Add a lazy source of tools."""
@@ -90,6 +112,7 @@ class Registry:
         with self._lock:
             self._tools.pop(name, None)
             self._found.pop(name, None)
+            self._troubled.pop(name, None)
 
     @property
     def sources(self) -> list[Source]:
@@ -124,24 +147,39 @@ class Registry:
         """Return the tools added directly (no source is listed)."""
         return list(self._tools.values())
 
-    def all_tools(self) -> tuple[list[Tool], list[SourceProblem]]:
-        """Return every tool, sources included, and the problems of sources that failed."""
+    def all_tools(self) -> tuple[list[Tool], list[Problem]]:
+        """Return every tool, sources included, and the problems.
+
+        Problems are the sources that failed, then the tools that cannot be called.
+        """
         tools = list(self._tools.values())
-        problems: list[SourceProblem] = []
+        problems: list[Problem] = []
+        troubled = list(self._troubled.values())
         for source in self._sources:
             try:
-                tools.extend(source.list_tools())
+                listed = source.list_tools()
             except Exception as exc:  # noqa: BLE001 - one broken source must not break discovery
                 problems.append(SourceProblem(source.name, source.prefix, str(exc)))
-        return tools, problems
+                continue
+            tools.extend(listed)
+            troubled.extend(t for t in listed if t.problem is not None)
+        return tools, problems + [ToolProblem(t.name, t.problem or "") for t in troubled]
 
-    def search(self, filter_text: str | None) -> tuple[list[Tool], list[SourceProblem]]:
-        """Return the tools matching a filter (see the module docstring) and source problems."""
+    def search(self, filter_text: str | None) -> tuple[list[Tool], list[Problem]]:
+        """Return the tools matching a filter (see the module docstring) and the problems.
+
+        Problems are every failed source, and the matching tools that cannot be called.
+        """
         tools, problems = self.all_tools()
         if not filter_text or not filter_text.strip():
             return tools, problems
         predicate = compile_filter(filter_text)
-        return [t for t in tools if predicate(t)], problems
+        matched = [t for t in tools if predicate(t)]
+        if not any(isinstance(p, ToolProblem) for p in problems):
+            return matched, problems
+        names = {t.name for t in matched if t.problem is not None}
+        return matched, [p for p in problems
+                         if not isinstance(p, ToolProblem) or p.tool in names]
 
     def suggest(self, name: str, limit: int = 3) -> list[str]:
         """Return up to `limit` known names close to `name`."""

@@ -1,4 +1,4 @@
-"""JSON Schemas: params validation (fast path + detailed violations) and schemas from functions."""
+"""JSON Schemas from functions (type hints and docstrings); params validation is re-exported."""
 
 from __future__ import annotations
 
@@ -7,165 +7,15 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal
 
-from toolcaller._types import Schema
-from toolcaller.core.checker import compile_checker
-from toolcaller.errors import ExecutionError
+from toolcaller.core.validation import MAX_VIOLATIONS, ParamsValidator, check_schema
 
 __all__ = [
+    "MAX_VIOLATIONS",
     "ParamsValidator",
     "check_schema",
     "describe_function",
     "schema_from_function",
 ]
-
-MAX_VIOLATIONS = 50
-
-
-class ParamsValidator:
-    """Validates params against one schema: a compiled fast path, jsonschema for the details."""
-
-    __slots__ = ("_check", "_full", "schema")
-
-    def __init__(self, schema: Schema) -> None:
-        self.schema = schema
-        self._check: Callable[[object], bool] | None = compile_checker(schema)
-        self._full: Any = None
-
-    def violations(self, params: Any) -> list[dict[str, str]]:
-        """Return every violation as `{"pointer", "message"}`; an empty list when valid."""
-        check = self._check
-        try:
-            if check is not None and check(params):
-                return []
-            validator = self._full
-            if validator is None:
-                validator = self._full = _build_validator(self.schema)
-            found = []
-            for error in validator.iter_errors(params):
-                found.extend(_describe(error))
-                if len(found) >= MAX_VIOLATIONS:
-                    break
-        except RecursionError:
-            return [{"pointer": "", "message": "the params are nested too deeply to check"}]
-        except ExecutionError:
-            raise
-        except Exception as exc:
-            raise ExecutionError(
-                f"the tool's paramsSchema cannot be used: {type(exc).__name__}: {exc}",
-                permanent=True) from exc
-        except BaseException as exc:
-            # A RecursionError met inside jsonschema's Rust helpers (rpds, a `$ref` cycle
-            # under `not`) comes out as pyo3's PanicException, a BaseException.
-            if type(exc).__name__ != "PanicException":
-                raise
-            return [{"pointer": "", "message": "the params are nested too deeply to check"}]
-        found.sort(key=lambda v: v["pointer"])
-        return found
-
-
-def _build_validator(schema: Schema) -> Any:
-    from jsonschema.validators import Draft202012Validator, validator_for
-
-    problem = check_schema(schema)
-    if problem is not None:
-        raise ExecutionError(f"the tool's paramsSchema is not a valid JSON Schema: {problem}",
-                             permanent=True)
-    cls = validator_for(schema, default=Draft202012Validator)
-    return cls(schema)
-
-
-def check_schema(schema: Any) -> str | None:
-    """Return why `schema` is not a valid JSON Schema, or `None` if it is."""
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import Draft202012Validator, validator_for
-
-    if not isinstance(schema, dict | bool):
-        return f"a schema is an object or a boolean, not {type(schema).__name__}"
-    try:
-        validator_for(schema, default=Draft202012Validator).check_schema(schema)
-    except SchemaError as exc:
-        where = _pointer(exc.absolute_path)
-        return f"{exc.message} (at {where or '/'})"
-    return unresolved_ref(schema)
-
-
-def unresolved_ref(schema: Any) -> str | None:
-    """Return why a `$ref` in the schema cannot be followed (remote, or pointing nowhere)."""
-    for ref, where in _refs(schema, ""):
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            return f"$ref {ref!r} at {where or '/'}: only local references (#/...) are followed"
-        if _follow(schema, ref[1:]) is _MISSING:
-            return f"$ref {ref!r} at {where or '/'} points to nothing in the schema"
-    return None
-
-
-_MISSING = object()
-
-
-def _refs(node: Any, where: str, depth: int = 0) -> list[tuple[Any, str]]:
-    if depth > 64:
-        return []
-    found: list[tuple[Any, str]] = []
-    if isinstance(node, dict):
-        if "$ref" in node:
-            found.append((node["$ref"], where))
-        for key, value in node.items():
-            if key not in ("enum", "const", "default", "examples"):
-                found += _refs(value, f"{where}/{key}", depth + 1)
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found += _refs(value, f"{where}/{index}", depth + 1)
-    return found
-
-
-def _follow(schema: Any, pointer: str) -> Any:
-    node = schema
-    for part in pointer.split("/")[1:] if pointer else []:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return _MISSING
-    return node
-
-
-def _pointer(path: Any) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def _describe(error: Any) -> list[dict[str, str]]:
-    """Turn one jsonschema error into violations, pointing at the field a user must fix."""
-    base = _pointer(error.absolute_path)
-    instance = error.instance
-    if error.validator == "required" and isinstance(instance, dict):
-        missing = [n for n in error.validator_value if isinstance(n, str) and n not in instance]
-        name = _quoted_name(error.message)
-        if name in missing:
-            return [{"pointer": _pointer([*error.absolute_path, name]),
-                     "message": f"{name!r} is required"}]
-    if error.validator == "additionalProperties" and isinstance(instance, dict):
-        schema = error.schema if isinstance(error.schema, dict) else {}
-        allowed = schema.get("properties", {})
-        patterns = schema.get("patternProperties", {})
-        extras = [
-            k for k in instance
-            if k not in allowed and not any(re.search(p, k) for p in patterns)
-        ]
-        if extras:
-            return [{"pointer": _pointer([*error.absolute_path, k]),
-                     "message": f"{k!r} is not an allowed property"} for k in extras]
-    return [{"pointer": base, "message": _short(error.message)}]
-
-
-def _quoted_name(message: str) -> str | None:
-    match = re.match(r"^'(.*)' is a required property$", message, re.DOTALL)
-    return match.group(1) if match else None
-
-
-def _short(message: str, limit: int = 300) -> str:
-    return message if len(message) <= limit else message[:limit] + "…"
 
 
 def describe_function(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:

@@ -46,7 +46,8 @@ class Tool:
     """Exceptions of a Python tool that are not retried; `None`: programming errors
     (`toolcaller.adapters.python.PROGRAMMING_ERRORS`). `()` retries every failure."""
     problem: str | None = None
-    """Why the tool cannot be called (a schema that cannot be used), or `None`."""
+    """Why this tool cannot be called (e.g. its paramsSchema has a `$ref` to nowhere), or None.
+    Discovery lists it among `problems`; every call fails with EXECUTION_ERROR saying it."""
     _search: tuple[str, frozenset[str]] | None = field(default=None, init=False, repr=False)
 
     @property

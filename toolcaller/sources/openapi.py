@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from toolcaller._types import JSONObject
+from toolcaller.core.pointer import split_pointer
 from toolcaller.core.tool import Tool
 from toolcaller.errors import UsageError
 
@@ -402,8 +403,7 @@ class _Refs:
 
     def _target(self, ref: str) -> Any:
         node: Any = self.doc
-        for part in ref.lstrip("#").split("/")[1:]:
-            key = part.replace("~1", "/").replace("~0", "~")
+        for key in split_pointer(ref.lstrip("#")):
             if isinstance(node, dict) and key in node:
                 node = node[key]
             elif isinstance(node, list) and key.isdigit() and int(key) < len(node):

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcaller.core.checker import compile_checker
+from toolcaller.core.pointer import to_pointer
 from toolcaller.core.portal import Portal
 from toolcaller.core.registry import Source
-from toolcaller.core.schema import check_schema, unresolved_ref
+from toolcaller.core.schema import check_schema
 from toolcaller.core.templates import url_params
 from toolcaller.core.tool import BUILTIN_KINDS, Tool
 from toolcaller.errors import RegistryError
@@ -23,9 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["LoadedRegistry", "load_registry", "registry_schema", "tools_from_data"]
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "registry.schema.json"
-FULL_SCHEMA_CHECK_LIMIT = 1_000
-"""Registries up to this many tools have every paramsSchema checked at load time; larger ones
-are checked when a tool's validator is first built."""
 
 
 @lru_cache(maxsize=1)
@@ -101,12 +97,15 @@ def _finite_float(text: str) -> float:
 
 def tools_from_data(data: Any, source: str = "<registry>", base_dir: Path | None = None,
                     ) -> list[Tool]:
-    """Validate registry data and return its tools; `RegistryError` on the first problem."""
+    """Validate registry data and return its tools; `RegistryError` on the first problem.
+
+    A paramsSchema that cannot be used does not refuse the file, whatever its size: its tool
+    is made with `problem` set (discovery lists it, its calls fail), and the others work.
+    """
     _validate(data, source)
     entries = data.get("tools") or []
     seen: dict[str, int] = {}
     tools = []
-    check_all = len(entries) <= FULL_SCHEMA_CHECK_LIMIT
     for index, entry in enumerate(entries):
         name = entry["name"]
         if name in seen:
@@ -116,13 +115,12 @@ def tools_from_data(data: Any, source: str = "<registry>", base_dir: Path | None
                 source=source, pointer=f"/tools/{index}/name")
         seen[name] = index
         schema = entry.get("paramsSchema", {"type": "object"})
-        if check_all and schema is not True and schema is not False:
-            problem = _checked_schema(json.dumps(schema, sort_keys=True))
-            if problem:
-                raise RegistryError(f"{source}: /tools/{index}/paramsSchema: {problem}",
-                                    source=source, pointer=f"/tools/{index}/paramsSchema")
         _check_options(entry.get("options"), source, index)
-        tools.append(_tool(entry, schema, base_dir))
+        made = _tool(entry, schema, base_dir)
+        problem = check_schema(made.params_schema)
+        if problem is not None:
+            made.problem = f"its paramsSchema cannot be used: {problem}"
+        tools.append(made)
     return tools
 
 
@@ -141,41 +139,6 @@ def _check_options(options: Any, source: str, index: int) -> None:
         problem = first.get("message", exc.message)
         raise RegistryError(f"{source}: {pointer}: {problem}", source=source,
                             pointer=pointer) from None
-
-
-@lru_cache(maxsize=4096)
-def _checked_schema(schema_json: str) -> str | None:
-    schema = json.loads(schema_json)
-    if _lite_check()(schema) and _patterns_compile(schema):
-        # jsonschema (slow to import) only runs to explain a schema that fails
-        return unresolved_ref(schema)
-    return check_schema(schema)
-
-
-@lru_cache(maxsize=1)
-def _lite_check() -> Any:
-    lite = json.loads((SCHEMA_PATH.parent / "params-lite.schema.json").read_text("utf-8"))
-    return compile_checker(lite) or (lambda _: False)
-
-
-def _patterns_compile(schema: Any, depth: int = 0) -> bool:
-    """Say whether every `pattern` and `patternProperties` key is a regex Python accepts."""
-    if depth > 64:
-        return False
-    if isinstance(schema, list):
-        return all(_patterns_compile(s, depth + 1) for s in schema)
-    if not isinstance(schema, dict):
-        return True
-    patterns = [schema["pattern"]] if isinstance(schema.get("pattern"), str) else []
-    if isinstance(schema.get("patternProperties"), dict):
-        patterns += list(schema["patternProperties"])
-    try:
-        for pattern in patterns:
-            re.compile(pattern)
-    except re.error:
-        return False
-    return all(_patterns_compile(v, depth + 1) for k, v in schema.items()
-               if k not in ("enum", "const", "default", "examples") and isinstance(v, dict | list))
 
 
 def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
@@ -199,23 +162,36 @@ def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
     )
 
 
-_checker: Any = None
+@lru_cache(maxsize=1)
+def _registry_validator() -> Any:
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(registry_schema(), offline=True)
 
 
 def _validate(data: Any, source: str) -> None:
-    global _checker
-    if _checker is None:
-        _checker = compile_checker(registry_schema()) or (lambda _: False)
-    if _checker(data):
-        return
+    try:
+        if _registry_validator().is_valid(data):
+            return
+    except ValueError:
+        pass  # too deep for jsonschema-rs to convert: jsonschema explains, or let it through
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
+    # jsonschema (Python `re`) may accept what ECMA regexes refuse, e.g. a name ending in
+    # a newline: jsonschema-rs's verdict stands, jsonschema only picks the clearest error.
     error = best_match(Draft202012Validator(registry_schema()).iter_errors(data))
     if error is None:
-        return
-    pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1")
-                      for p in error.absolute_path)
+        try:
+            first = next(iter(_registry_validator().iter_errors(data)), None)
+        except ValueError:
+            return
+        if first is None:
+            return
+        pointer = to_pointer(first.instance_path)
+        raise RegistryError(f"{source}: {pointer or '/'}: {first.message}", source=source,
+                            pointer=pointer)
+    pointer = to_pointer(error.absolute_path)
     message = _explain(error)
     raise RegistryError(f"{source}: {pointer or '/'}: {message}", source=source, pointer=pointer)
 

@@ -283,14 +283,20 @@ def _count_html(shown: int, matched: int, total: int) -> str:
 
 
 def _problems_html(problems: list[Any]) -> str:
-    if not problems:
-        return ""
-    items = "; ".join(
-        f"{html.escape(p.source)} ({html.escape(p.prefix)}…): {html.escape(p.message)}"
-        for p in problems)
-    noun = "source" if len(problems) == 1 else "sources"
-    return (f'<div style="{WARNING_STYLE}">⚠ {len(problems)} {noun} could not list '
-            f"their tools: {items}</div>")
+    sources = [p for p in problems if hasattr(p, "source")]
+    tools = [p for p in problems if hasattr(p, "tool")]
+    parts = []
+    if sources:
+        items = "; ".join(
+            f"{html.escape(p.source)} ({html.escape(p.prefix)}…): {html.escape(p.message)}"
+            for p in sources)
+        noun = "source" if len(sources) == 1 else "sources"
+        parts.append(f"⚠ {len(sources)} {noun} could not list their tools: {items}")
+    if tools:
+        items = "; ".join(f"{html.escape(p.tool)}: {html.escape(p.message)}" for p in tools)
+        noun = "tool" if len(tools) == 1 else "tools"
+        parts.append(f"⚠ {len(tools)} {noun} cannot be called: {items}")
+    return "".join(f'<div style="{WARNING_STYLE}">{part}</div>' for part in parts)
 
 
 def _details_html(tool: Tool) -> str:
