@@ -216,9 +216,13 @@ class ToolCaller:
         async def invoke(ctx: Any) -> object:
             return await adapter.invoke(tool, params, ctx)
 
+        def convert(output: object) -> Any:
+            result = to_result(output, fmt, tool.output)
+            return redact_value(result, call.secrets) if tool.redact_result else result
+
         try:
             adapter = self.adapter_for(tool.kind)
-            result = await run_attempts(call, invoke, lambda out: to_result(out, fmt), self._rng)
+            result = await run_attempts(call, invoke, convert, self._rng)
         except ToolCallError as error:
             return self._answer_call(call, error=error)
         except asyncio.CancelledError:
@@ -366,7 +370,18 @@ class ToolCaller:
         await self.aclose()
 
     def explore(self) -> Any:
-        """Return the notebook explorer widget for this caller (needs the notebook extra)."""
+        """Return the notebook explorer widget for this caller (needs the notebook extra).
+
+        Raises:
+            ImportError: ipywidgets is not installed; the message says what to install.
+        """
+        import importlib.util
+
+        missing = [n for n in ("ipywidgets", "jinja2") if importlib.util.find_spec(n) is None]
+        if missing:
+            raise ImportError(
+                f"the explorer needs {' and '.join(missing)} (the notebook extra): from a clone "
+                "of toolcaller, pip install '.[notebook]'", name=missing[0])
         from toolcaller.widgets import Explorer
 
         return Explorer(self)
