@@ -113,7 +113,8 @@ class TestCredentials:
         """`auth` takes one credential, or alternatives each one credential or several."""
         one = HttpSpec.model_validate({"url": "http://h", "auth": {"type": "bearer",
                                                                    "token": "t"}})
-        assert len(one.auth) == 1 and len(one.auth[0]) == 1
+        assert len(one.auth) == 1
+        assert len(one.auth[0]) == 1
         many = HttpSpec.model_validate({"url": "http://h", "auth": [
             {"type": "bearer", "token": "t"}, [{"type": "basic", "username": "u",
                                                 "password": "p"}]]})
@@ -134,7 +135,8 @@ class TestCredentials:
                                      environ={"U": "user", "P": "pw-1234"})
         assert applied.headers["Authorization"] == "Basic " + base64.b64encode(
             b"user:pw-1234").decode()
-        assert "pw-1234" in applied.secrets and "user" not in applied.secrets
+        assert "pw-1234" in applied.secrets
+        assert "user" not in applied.secrets
 
     def test_a_param_header_wins_over_credentials(self) -> None:
         """An Authorization header param given in the call replaces the entry's credentials."""

@@ -194,7 +194,8 @@ class TestCredentials:
                 "authenticated": True, "user": "ada"}
             failed = caller.handle({"toolName": "bad"})
             assert failed["error"]["code"] == "EXECUTION_ERROR"
-            assert "s3cret-pw" not in str(failed) and "s3cret-pw" not in str(
+            assert "s3cret-pw" not in str(failed)
+            assert "s3cret-pw" not in str(
                 caller.history.records())
 
     def test_first_complete_alternative_wins(self, httpbin_url: str,
