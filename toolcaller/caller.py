@@ -16,7 +16,7 @@ import random
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolcaller._types import JSONObject
 from toolcaller.adapters import make_adapter
@@ -86,17 +86,18 @@ class ToolCaller:
     # -- tools --------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | Path, **kwargs: Any) -> ToolCaller:
-        """Build a caller from a registry file (`RegistryError` names the file and the problem)."""
+    def from_file(cls, path: str | Path, *, connect: Literal["lazy", "background"] = "lazy",
+                  **kwargs: Any) -> ToolCaller:
+        """Build a caller from a registry file; `connect="background"` starts its servers now."""
         caller = cls(registry=Registry(), **kwargs)
-        caller.load(path)
+        caller.load(path, connect=connect)
         return caller
 
-    def load(self, path: str | Path) -> None:
-        """Add the tools and MCP servers of a registry file."""
+    def load(self, path: str | Path, *, connect: Literal["lazy", "background"] = "lazy") -> None:
+        """Add a registry file's tools, MCP servers and OpenAPI documents (when: `connect`)."""
         from toolcaller.sources.registry_file import load_registry
 
-        loaded = load_registry(path, portal=self.portal)
+        loaded = load_registry(path, portal=self.portal, connect=connect)
         for made in loaded.tools:
             self.registry.add(made)
         for source in loaded.sources:
@@ -198,11 +199,7 @@ class ToolCaller:
     async def _acall(self, arrival: Arrival, name: Any, params: Any, options: Any,
                      option_kwargs: dict[str, Any], on_event: OnEvent | None) -> Envelope:
         try:
-            if self.registry.needs_listing(name):  # listing may start a server: not on the loop
-                call = await asyncio.to_thread(self._preparer.prepare, arrival, name, params,
-                                               options, option_kwargs)
-            else:
-                call = self._preparer.prepare(arrival, name, params, options, option_kwargs)
+            call = await self._preparer.aprepare(arrival, name, params, options, option_kwargs)
         except ToolCallError as error:
             keys: frozenset[str] = getattr(error, "secret_keys", frozenset())
             return self._answer(arrival, name, redact_params_safely(params, error), None,
@@ -216,9 +213,9 @@ class ToolCaller:
         async def invoke(ctx: Any) -> object:
             return await adapter.invoke(tool, params, ctx)
 
-        def convert(output: object) -> Any:
-            result = to_result(output, fmt, tool.output)
-            return redact_value(result, call.secrets) if tool.redact_result else result
+        def convert(output: object) -> Any:  # results are masked only when the tool says so
+            out = to_result(output, fmt, tool.output)
+            return redact_value(out, call.secrets) if tool.redact_result else out
 
         try:
             adapter = self.adapter_for(tool.kind)
@@ -370,18 +367,12 @@ class ToolCaller:
         await self.aclose()
 
     def explore(self) -> Any:
-        """Return the notebook explorer widget for this caller (needs the notebook extra).
+        """Return the notebook explorer widget (`ImportError` saying what to install without)."""
+        from importlib.util import find_spec
 
-        Raises:
-            ImportError: ipywidgets is not installed; the message says what to install.
-        """
-        import importlib.util
-
-        missing = [n for n in ("ipywidgets", "jinja2") if importlib.util.find_spec(n) is None]
-        if missing:
-            raise ImportError(
-                f"the explorer needs {' and '.join(missing)} (the notebook extra): from a clone "
-                "of toolcaller, pip install '.[notebook]'", name=missing[0])
+        if find_spec("ipywidgets") is None or find_spec("jinja2") is None:
+            raise ImportError("the explorer needs the notebook extra (ipywidgets, jinja2): "
+                              "from a clone of toolcaller, pip install '.[notebook]'")
         from toolcaller.widgets import Explorer
 
         return Explorer(self)
