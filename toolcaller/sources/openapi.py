@@ -159,6 +159,9 @@ def _tool(name: str, path: str, method: str, item: JSONObject, op: JSONObject, r
     }
     if params.media_type:
         metadata["openapi"]["bodyMediaType"] = params.media_type
+    produces = _produces(op, doc, refs)
+    if produces:
+        metadata["openapi"]["produces"] = produces
     if op.get("deprecated") is True:
         metadata["deprecated"] = True
     summary, details = op.get("summary"), op.get("description")
@@ -178,6 +181,21 @@ def _tool(name: str, path: str, method: str, item: JSONObject, op: JSONObject, r
         metadata["security"] = describe(auth)
         tool.description = f"{tool.description}\n\n{describe(auth)}"
     return tool
+
+
+def _produces(op: JSONObject, doc: JSONObject, refs: Refs) -> list[str]:
+    """The media types a success answers with, as the document declares them."""
+    declared = op.get("produces", doc.get("produces"))  # Swagger 2.0
+    if isinstance(declared, list):
+        return [m for m in declared if isinstance(m, str)]
+    found: list[str] = []
+    responses = op.get("responses")
+    for status, response in (responses.items() if isinstance(responses, dict) else ()):
+        answer = refs.deref(response) if str(status).startswith("2") else None
+        content = answer.get("content") if isinstance(answer, dict) else None
+        if isinstance(content, dict):
+            found.extend(m for m in content if m not in found)
+    return found
 
 
 def _target(verb: str, url: str, headers: Mapping[str, str], params: Params) -> JSONObject:
