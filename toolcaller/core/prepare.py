@@ -130,9 +130,9 @@ class Preparer:
 
     def deadline_s(self, name: Any, options: Any, option_kwargs: dict[str, Any]) -> float:
         """The deadline a call will have, in seconds, found without listing any source."""
-        tool = self.registry.known(name) if isinstance(name, str) else None
+        defaults = self.registry.default_options(name) if isinstance(name, str) else {}
         try:
-            opts = options_for(tool.options if tool else {}, options, option_kwargs)
+            opts = options_for(defaults, options, option_kwargs)
         except ToolCallError:
             opts = Options()
         return opts.deadline / 1000.0

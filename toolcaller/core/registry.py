@@ -149,6 +149,21 @@ class Registry:
         """Return the tools added directly (no source is listed)."""
         return list(self._tools.values())
 
+    def default_options(self, name: str) -> dict[str, Any]:
+        """Return the default options a tool named `name` will have, found without listing.
+
+        A source whose tools share default options (an MCP server entry's `options`) says so
+        with a `default_options` attribute: the deadline of a call that must list it first.
+        """
+        tool = self.known(name)
+        if tool is not None:
+            return tool.options
+        for source in self._sources:
+            defaults = getattr(source, "default_options", None)
+            if _owns(source, name) and isinstance(defaults, dict):
+                return defaults
+        return {}
+
     def waiting_for(self, name: str) -> str | None:
         """Say what looking `name` up waits for now (a server still starting), or None."""
         for source in self._sources:

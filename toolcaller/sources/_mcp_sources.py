@@ -24,6 +24,8 @@ class McpSource:
         self.server = server
         self.name = f"mcp:{server}"
         self.prefix = f"{server}."
+        self.default_options: dict[str, Any] = dict(hub.config(server).get("options") or {})
+        """The server entry's `options`: every tool's defaults, known before listing."""
 
     def list_tools(self) -> list[Tool]:
         """Return the server's tools, starting its session on first use; raise if it cannot."""
@@ -74,6 +76,8 @@ class McpEntrySource:
         self.tool = str(spec["tool"])
         self.name = f"mcp:{self.server}/{self.tool}"
         self.prefix = str(entry["name"])
+        self.default_options: dict[str, Any] = {
+            **(hub.config(self.server).get("options") or {}), **(entry.get("options") or {})}
         self._static = self._build(None) if "paramsSchema" in entry else None
 
     def list_tools(self) -> list[Tool]:

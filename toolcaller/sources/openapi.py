@@ -230,6 +230,7 @@ class OpenApiSource:
         self.prefix = f"{key}."
         self.settings = dict(settings)
         self.base_dir = base_dir
+        self.default_options: dict[str, Any] = dict(settings.get("options") or {})
         self._tools: list[Tool] | None = None
         self._lock = threading.Lock()
 
