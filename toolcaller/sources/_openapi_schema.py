@@ -7,7 +7,6 @@ into JSON Schema 2020-12, tolerantly: invalid documents are read as well as they
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
@@ -88,7 +87,7 @@ class Refs:
                 node = node[int(key)]
             else:
                 return None
-        return copy.deepcopy(node)
+        return node  # shared: read only (`_inline` and `normalise` build new objects)
 
 
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
