@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -233,6 +234,7 @@ class OpenApiSource:
         self.default_options: dict[str, Any] = dict(settings.get("options") or {})
         self._tools: list[Tool] | None = None
         self._lock = threading.Lock()
+        self._reading_since: float | None = None
 
     def list_tools(self) -> list[Tool]:
         """Read the document (first time only) and return its tools."""
@@ -241,8 +243,21 @@ class OpenApiSource:
             with self._lock:
                 tools = self._tools
                 if tools is None:
-                    tools = self._tools = self._build()
+                    self._reading_since = time.monotonic()
+                    try:
+                        tools = self._tools = self._build()
+                    finally:
+                        self._reading_since = None
         return list(tools)
+
+    def waiting_for(self) -> str | None:
+        """Say what a listing now waits for (the document still being read), or None."""
+        since = self._reading_since
+        if since is None:
+            return None
+        return (f"the OpenAPI document of {self.prefix[:-1]!r} is still being read "
+                f"({time.monotonic() - since:.1f} s so far); reading goes on in the "
+                "background and the next call uses it")
 
     def cached_tools(self) -> list[Tool]:
         """Return the tools if the document was read, else nothing (reads nothing)."""
