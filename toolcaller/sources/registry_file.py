@@ -193,6 +193,9 @@ def _validate(data: Any, source: str) -> None:
         pointer = to_pointer(first.instance_path)
         raise RegistryError(f"{source}: {pointer or '/'}: {first.message}", source=source,
                             pointer=pointer)
+    if error.validator == "oneOf" and list(error.absolute_path)[:1] == ["functions"]:
+        # one entry or a list of them: the branch that got furthest says what is wrong
+        error = max(error.context or [error], key=lambda e: len(e.absolute_path))
     pointer = to_pointer(error.absolute_path)
     message = _explain(error)
     raise RegistryError(f"{source}: {pointer or '/'}: {message}", source=source, pointer=pointer)
