@@ -56,7 +56,7 @@ class ToolCall:
 
 def _get(obj: Any, *keys: str) -> Any:
     """A field of an SDK object (attribute) or of its JSON (key), first of `keys` present."""
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):  # the exact type first: ABCs are slow
         for key in keys:
             if key in obj:
                 return obj[key]

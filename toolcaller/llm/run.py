@@ -24,6 +24,7 @@ exactly one reply per call, in call order, whatever happens.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
@@ -100,7 +101,10 @@ async def arun_tool_calls(caller: ToolCaller, response: Any, *, provider: Provid
             envelopes[index] = await run.answer(calls[index])
 
     for phase in await run.phases(calls):
-        await asyncio.gather(*(answer(i) for i in phase))
+        if len(phase) == 1:
+            await answer(phase[0])  # no task to make for a lone call
+        else:
+            await asyncio.gather(*(answer(i) for i in phase))
     done = [e for e in envelopes if e is not None]
     replies = ToolReplies(found, calls, done,
                           reply_messages(found, calls, done, [run.names_for(c) for c in calls]))
@@ -169,7 +173,7 @@ class _Run:
                 listed, _ = await asyncio.to_thread(registry.all_tools)
             else:
                 listed = registry.static_tools()
-            self._map = tool_name_map(listed)
+            self._map = _name_map(tuple(t.name for t in listed))
         return self._map
 
     def names_for(self, call: ToolCall) -> dict[str, str]:
@@ -219,6 +223,12 @@ class _Run:
         if tool is not None or not name or not registry.needs_listing(name):
             return tool is not None or not name
         return await asyncio.to_thread(registry.get, name) is not None
+
+
+@functools.lru_cache(maxsize=32)
+def _name_map(names: tuple[str, ...]) -> NameMap:
+    """The export mapping of a set of names (the same registry answers many responses)."""
+    return tool_name_map([{"name": name} for name in names])
 
 
 def _own_deadline(tool: Tool | None, options: JSONObject) -> float:
