@@ -120,6 +120,21 @@ class TestDeadline:
         assert caller.history.last().options.deadline == 100
 
 
+    def test_a_blocked_loop_still_answers_by_the_deadline(self) -> None:
+        """An async tool that blocks the loop: the sync form answers TIMEOUT for each call."""
+        async def hog() -> None:
+            time.sleep(1.0)  # blocking code in an async tool: the loop stops turning
+
+        with ToolCaller([tool(hog, name="hog")]) as caller:
+            started = time.monotonic()
+            replies = caller.run_tool_calls(chat(("hog", {}), ("hog", {})), deadline=200)
+            elapsed_ms = (time.monotonic() - started) * 1000
+        assert elapsed_ms < 200 + LATE_MS
+        assert [e.code for e in replies.envelopes] == ["TIMEOUT", "TIMEOUT"]
+        assert "blocking the caller's event loop" in replies.messages[0]["content"]
+        assert [m["tool_call_id"] for m in replies.messages] == ["c1", "c2"]
+
+
 class TestOptionsAndHistory:
     async def test_options_apply_to_every_call_and_tool_options_per_tool(self) -> None:
         caller = ToolCaller([tool(lambda x: x, name="echo.one"), tool(lambda x: x, name="two")])

@@ -24,12 +24,14 @@ exactly one reply per call, in call order, whatever happens.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from toolcaller._types import JSONObject
+from toolcaller.core.clock import SystemClock
 from toolcaller.core.events import OnEvent
 from toolcaller.core.options import options_for
 from toolcaller.core.redact import MASK, is_secret_name
@@ -54,6 +56,13 @@ __all__ = ["RunSettings", "arun_tool_calls", "run_tool_calls"]
 
 RAW_PREVIEW_CHARS = 500
 """How much of unreadable arguments the history keeps (secrets masked)."""
+PORTAL_GRACE_S = 0.05
+"""How long past the response's deadline `run_tool_calls` waits before it asks whether the
+private loop still turns (`ToolCaller.call` does the same for one call)."""
+PROBE_S = 0.1
+"""How long the loop may take to run a no-op before it is taken for blocked."""
+STILL_COMING_S = 1.0
+"""How much longer to wait for the replies of a loop that still turns (a busy machine)."""
 
 
 class RunSettings(TypedDict, total=False):
@@ -71,11 +80,47 @@ class RunSettings(TypedDict, total=False):
 
 def run_tool_calls(caller: ToolCaller, response: Any,
                    **settings: Unpack[RunSettings]) -> ToolReplies:
-    """Run a response's tool calls and wait for the replies; works inside a running loop too."""
+    """Run a response's tool calls and wait for the replies; works inside a running loop too.
+
+    The calls run on the caller's private loop. With a `deadline`, the replies come back in
+    time even if a tool blocks that loop (an async tool calling blocking code): every call
+    then gets a TIMEOUT reply saying so, as `ToolCaller.call` does for one call.
+    """
     if caller.portal.in_loop_thread():
         raise RuntimeError("run_tool_calls() blocks, and this is the caller's own loop: "
                            "await arun_tool_calls()")
-    return caller.portal.run(arun_tool_calls(caller, response, **settings))
+    deadline = settings.get("deadline")
+    if deadline is None or not isinstance(caller.clock, SystemClock):  # fake time: no bound
+        return caller.portal.run(arun_tool_calls(caller, response, **settings))
+    _check(settings.get("concurrency"), deadline, settings.get("on_error", "reply"))
+    provider, calls = read_tool_calls(response, settings.get("provider"))
+    future = caller.portal.submit(arun_tool_calls(caller, response, **settings))
+    try:
+        try:
+            return future.result(timeout=deadline / 1000.0 + PORTAL_GRACE_S)
+        except concurrent.futures.TimeoutError:
+            if not caller.portal.turns(PROBE_S):
+                raise
+            return future.result(timeout=STILL_COMING_S)  # late, but on its way
+    except concurrent.futures.TimeoutError:
+        future.cancel()  # the private loop is blocked: answer without it
+        return _unanswered(caller, provider, calls, settings.get("on_error", "reply"))
+    except BaseException:
+        future.cancel()  # Ctrl-C: stop the calls on the private loop too
+        raise
+
+
+def _unanswered(caller: ToolCaller, provider: Provider, calls: list[ToolCall],
+                on_error: str) -> ToolReplies:
+    """TIMEOUT replies for calls whose loop is blocked (each recorded in the history)."""
+    envelopes = [caller.record_failure(call.name, call.arguments, ToolTimeoutError(
+        "no answer by the response's deadline: a tool is blocking the caller's event loop "
+        "(an async tool must not call blocking code)"), tool_call_id=call.id) for call in calls]
+    replies = ToolReplies(provider, calls, envelopes,
+                          reply_messages(provider, calls, envelopes, [{} for _ in calls]))
+    if on_error == "raise":
+        replies.raise_for_error()
+    return replies
 
 
 async def arun_tool_calls(caller: ToolCaller, response: Any, *, provider: Provider | None = None,
