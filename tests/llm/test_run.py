@@ -123,7 +123,7 @@ class TestDeadline:
     def test_a_blocked_loop_still_answers_by_the_deadline(self) -> None:
         """An async tool that blocks the loop: the sync form answers TIMEOUT for each call."""
         async def hog() -> None:
-            time.sleep(1.0)  # blocking code in an async tool: the loop stops turning
+            time.sleep(1.0)  # noqa: ASYNC251 - the bug on purpose: the loop stops turning
 
         with ToolCaller([tool(hog, name="hog")]) as caller:
             started = time.monotonic()
