@@ -18,7 +18,7 @@ the model knows (`math_add`, not `math.add`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,7 +107,7 @@ def error_text(envelope: Envelope, names: Mapping[str, str] | None = None) -> st
 
 
 def reply_messages(provider: Provider, calls: list[ToolCall], envelopes: list[Envelope],
-                   names: list[Mapping[str, str]]) -> list[JSONObject]:
+                   names: Sequence[Mapping[str, str]]) -> list[JSONObject]:
     """Build the provider's reply messages: exactly one reply per call, in call order."""
     texts = [_text(e) if e.success else error_text(e, n)
              for e, n in zip(envelopes, names, strict=True)]

@@ -151,8 +151,8 @@ async def arun_tool_calls(caller: ToolCaller, response: Any, *, provider: Provid
         else:
             await asyncio.gather(*(answer(i) for i in phase))
     done = [e for e in envelopes if e is not None]
-    replies = ToolReplies(found, calls, done,
-                          reply_messages(found, calls, done, [run.names_for(c) for c in calls]))
+    names = [run.names_for(c, e) for c, e in zip(calls, done, strict=True)]
+    replies = ToolReplies(found, calls, done, reply_messages(found, calls, done, names))
     if on_error == "raise":
         replies.raise_for_error()
     return replies
@@ -177,7 +177,8 @@ class _Run:
         self.caller, self.deadline, self.on_event = caller, deadline, on_event
         self.options, self.tool_options = dict(options or {}), dict(tool_options or {})
         self.started = caller.clock.now()
-        self._tools, self._map = tools, None if tools is None else tool_name_map(tools)
+        self._map = None if tools is None else _name_map(tuple(
+            t.name if isinstance(t, Tool) else str(t["name"]) for t in tools))
         self._resolved: dict[str, str] = {}
 
     async def phases(self, calls: list[ToolCall]) -> list[list[int]]:
@@ -221,11 +222,16 @@ class _Run:
             self._map = _name_map(tuple(t.name for t in listed))
         return self._map
 
-    def names_for(self, call: ToolCall) -> dict[str, str]:
-        """Tool names → the model's names, for the reply texts (suggestions included)."""
+    def names_for(self, call: ToolCall, envelope: Envelope) -> dict[str, str]:
+        """Tool names → the model's names, for a failure's text (its suggestions included)."""
         names = {self._resolved.get(call.name, call.name): call.name}
-        if self._map is not None:
-            names.update(self._map.to_exported)
+        details = envelope.error.details if envelope.error is not None else None
+        suggestions = details.get("suggestions") if isinstance(details, dict) else None
+        if suggestions:
+            known = self._map or _name_map(tuple(
+                t.name for t in self.caller.registry.static_tools()))
+            names.update({s: known.to_exported[s] for s in suggestions
+                          if isinstance(s, str) and s in known.to_exported})
         return names
 
     async def answer(self, call: ToolCall) -> Envelope:
