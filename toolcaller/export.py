@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from toolcaller._types import JSONObject
 from toolcaller.core.tool import Tool
+from toolcaller.errors import UsageError
 from toolcaller.llm.strict import strict_schema
 
 __all__ = [
@@ -172,6 +173,8 @@ def to_openai(tools: Iterable[ToolLike], *, strict: bool = False,
     Responses: `{"type": "function", "name", "description", "parameters", "strict"}`. With
     `strict=True`, schemas are made strict where they allow it (see the module docstring).
     """
+    if api not in ("chat", "responses"):
+        raise UsageError(f"api must be 'chat' or 'responses', got {api!r}")
     items, listed = list(tools), ToolList()
     names = tool_name_map(items)
     for tool in items:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolcaller import Tool, ToolCaller
+from toolcaller import Tool, ToolCaller, UsageError
 from toolcaller.core.schema import ParamsValidator
 from toolcaller.export import (
     ToolList,
@@ -141,6 +141,8 @@ class TestExport:
         assert [(r["name"], r["strict"]) for r in responses] == [("hotel_book", True),
                                                                  ("free_form", False)]
         assert to_openai(tools) == to_openai_tools(tools)  # not strict: as before
+        with pytest.raises(UsageError, match="api must be 'chat' or 'responses'"):
+            to_openai(tools, api="assistants")  # type: ignore[arg-type]
 
     def test_anthropic_gemini_and_mcp_likewise(self) -> None:
         tools = [tool("hotel.book", BOOKING)]
