@@ -8,7 +8,8 @@ Run: python -m benchmarks.llm [--runs 20] [--n 2000]
 2. Per-response overhead with instant tools: `arun_tool_calls` against what you would write
    yourself (parse each call's JSON arguments, gather the calls, build the reply messages),
    for responses of 1 and 10 calls; "acall each" is the engine alone (the same, with
-   `caller.acall` for each call: validation, timeouts, history, envelopes).
+   `caller.acall` for each call: validation, timeouts, history, envelopes); "read+reply" is
+   the model side's own work alone (reading the calls, writing the replies).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ import statistics
 import time
 from typing import Any
 
-from benchmarks._timing import asample_us, summary, table
+from benchmarks._timing import asample_us, sample_us, summary, table
 from toolcaller import ToolCaller, tool
+from toolcaller.llm.calls import read_tool_calls
+from toolcaller.llm.replies import reply_messages
 
 CALLS = 100
 PAUSE_S = 0.05
@@ -143,9 +146,13 @@ def overhead(n: int) -> list[dict[str, Any]]:
             mine = summary(await asample_us(
                 lambda r=reply: by_hand({"fast_echo": instant}, r), n))
             engine = summary(await asample_us(lambda r=reply: via_acall(caller, r), n))
+            done = await caller.arun_tool_calls(reply)
+            layer = summary(sample_us(lambda r=reply, d=done, k=count: reply_messages(
+                "openai-chat", read_tool_calls(r)[1], d.envelopes, [{}] * k), n))
             rows.append({"case": f"{count} instant call(s) per response",
                          "by hand µs": mine["median"], "acall each µs": engine["median"],
                          "arun_tool_calls µs": ours["median"], "p99 µs": ours["p99"],
+                         "read+reply µs": layer["median"],
                          "overhead µs": ours["median"] - mine["median"],
                          "per call µs": (ours["median"] - mine["median"]) / count})
 
@@ -162,7 +169,7 @@ def main() -> None:
     print(table(hundred_calls(args.runs), ["case", "median ms", "max ms", "target", "ok?"]))
     print()
     print(table(overhead(args.n), ["case", "by hand µs", "acall each µs", "arun_tool_calls µs",
-                                   "p99 µs", "overhead µs", "per call µs"]))
+                                   "p99 µs", "overhead µs", "per call µs", "read+reply µs"]))
 
 
 if __name__ == "__main__":
