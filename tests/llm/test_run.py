@@ -211,6 +211,18 @@ class TestReplies:
             chat(("weather", {"city": "Oslo", "unit": None, "note": None})))
         assert replies.envelopes[0].result == ["Oslo", "c", None]  # note takes null: kept
 
+    async def test_invalid_params_reply_says_what_to_fix(self) -> None:
+        def weather(city: str, days: int = 1) -> str:
+            return city
+
+        caller = ToolCaller([tool(weather, name="weather.get")])
+        replies = await caller.arun_tool_calls(chat(("weather_get", {"days": "two"})))
+        text = replies.messages[0]["content"]
+        assert text.startswith("Error: INVALID_PARAMS: params of 'weather_get' are invalid")
+        assert text.endswith("; fix the arguments and call again")
+        violations = replies.envelopes[0].error.details["violations"]
+        assert {v["pointer"] for v in violations} == {"/city", "/days"}  # missing; wrong type
+
     async def test_on_error_raise_raises_once_every_call_is_answered(self) -> None:
         caller = ToolCaller([tool(lambda: 1, name="ok")])
         with pytest.raises(Exception) as raised:
