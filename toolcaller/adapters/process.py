@@ -15,6 +15,7 @@ group is killed and a replacement starts in the background.
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import contextlib
 import os
@@ -25,6 +26,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 
 from toolcaller._types import JSONObject
@@ -70,7 +72,7 @@ class _Worker:
         for conn in (self.send, self.recv):
             with contextlib.suppress(OSError):
                 conn.close()
-        threading.Thread(target=self.proc.wait, daemon=True).start()
+        _in_background(self.proc.wait)
 
     def exit_text(self) -> str:
         """Say how the worker ended (waiting briefly for its exit status)."""
@@ -196,7 +198,7 @@ class ProcessPool:
             self._start_in_background()
 
     def _start_in_background(self) -> None:
-        threading.Thread(target=self._start, name="toolcaller-worker-start", daemon=True).start()
+        _in_background(self._start)
 
     async def aclose(self) -> None:
         """Kill every idle worker; workers in use are killed when their attempt ends."""
@@ -244,6 +246,16 @@ async def _read(loop: asyncio.AbstractEventLoop, worker: _Worker) -> bytes:
     finally:
         loop.remove_reader(fd)
     return worker.recv.recv_bytes()
+
+
+def _in_background(fn: Callable[[], object]) -> None:
+    """Run `fn` in a new thread without waiting for the thread to start.
+
+    `threading.Thread.start()` waits until the new thread runs: 7 ms of a timed-out attempt's
+    answer on a loaded machine (`python -m benchmarks --only process`), spent before it
+    returns. The answer must not wait for reaping a killed worker or starting the next one.
+    """
+    _thread.start_new_thread(fn, ())
 
 
 def _set(future: asyncio.Future[None]) -> None:
