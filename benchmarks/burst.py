@@ -154,6 +154,7 @@ def summarise(runs: list[tuple[Counter[tuple[str, str]], float]]) -> dict[str, A
 
 
 def main() -> None:
+    """Print both sides' tallies: `python -m benchmarks.burst --rounds 5`."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()

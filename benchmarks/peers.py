@@ -163,7 +163,7 @@ def fastmcp(runner: Any, stack: contextlib.ExitStack) -> list[Case]:
 
 
 def toolcaller(runner: Any, stack: contextlib.ExitStack) -> list[Case]:
-    """toolcaller `acall` (async and sync tool) and `call` (sync tool), default options."""
+    """Our own calls: `acall` of the async and the sync tool, `call` of the sync one."""
     caller = ToolCaller(tools=[tool(add), tool(aadd)])
     stack.callback(caller.close)
 
