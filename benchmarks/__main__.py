@@ -5,7 +5,8 @@ is met) and writes it as JSON to `benchmarks/results/latest.json`. Every figure 
 this one run; a missed target shows `NO` in the `ok?` column. Each section runs in a fresh
 interpreter (`--same-process` runs them all in this one).
 
-Sections: overhead, concurrency, timeouts, registry, history, handle, startup.
+Sections: overhead, concurrency, timeouts, registry, history, handle, startup, peers (the
+`bench` extra's libraries timed beside toolcaller; each one missing is a skipped row).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import suite_concurrency, suite_overhead, suite_scale
+from benchmarks import suite_concurrency, suite_overhead, suite_peers, suite_scale
 from benchmarks._timing import table
 from benchmarks.suite_kit import COLUMNS
 
@@ -38,6 +39,7 @@ SECTIONS: dict[str, Section] = {
     "history": suite_scale.history,
     "handle": suite_scale.handle,
     "startup": suite_scale.startup,
+    "peers": suite_peers.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 
