@@ -26,7 +26,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import suite_concurrency, suite_overhead, suite_peers, suite_scale
+from benchmarks import (
+    suite_concurrency,
+    suite_overhead,
+    suite_peers,
+    suite_process,
+    suite_scale,
+    suite_widgets,
+)
 from benchmarks._timing import table
 from benchmarks.suite_kit import COLUMNS
 
@@ -40,6 +47,8 @@ SECTIONS: dict[str, Section] = {
     "handle": suite_scale.handle,
     "startup": suite_scale.startup,
     "peers": suite_peers.run,
+    "process": suite_process.run,
+    "widgets": suite_widgets.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 

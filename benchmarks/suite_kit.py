@@ -145,14 +145,19 @@ def http_server() -> Iterator[str]:
 MCP_SERVER = Path(__file__).resolve().parent.parent / "tests" / "adapters" / "mcp_slow_server.py"
 
 
-def attach_bench_mcp(caller: Any) -> Any:
-    """Attach the test MCP server (stdio) to `caller` as `bench`; LookupError says why not."""
+def mcp_registry(folder: Path) -> Path:
+    """Write a registry whose `mcpServers` has the test MCP server (stdio) as `bench`.
+
+    Its tools are then `bench.echo`, `bench.sleep`, ... (`ToolCaller.from_file`); the server
+    starts at the first call. `LookupError` says why MCP cannot run here.
+    """
     try:
-        import toolcaller.adapters.mcp  # noqa: F401
-        from toolcaller.sources.mcp import attach_mcp_servers
+        import mcp  # noqa: F401
     except ImportError as exc:
         raise LookupError(f"no MCP support ({exc})") from exc
     if not MCP_SERVER.exists():
         raise LookupError(f"no test server at {MCP_SERVER}")
-    return attach_mcp_servers(caller, {"bench": {"command": sys.executable,
-                                                 "args": [str(MCP_SERVER)]}})
+    path = folder / "mcp.json"
+    path.write_text(json.dumps({"tools": [], "mcpServers": {
+        "bench": {"command": sys.executable, "args": [str(MCP_SERVER)]}}}))
+    return path
