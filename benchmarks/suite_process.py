@@ -250,39 +250,48 @@ TOOLCALLER_SCRIPT = textwrap.dedent("""\
 
 
 def plain_script_rows() -> list[dict[str, Any]]:
-    """How many times a guard-less script's top level runs when it makes one worker call."""
+    """How many times a guard-less script's top level runs when it makes one worker call.
+
+    For toolcaller, also whether that first call (the demo's `math.add`, `timeout=300`, as in
+    `tests/contract/test_defects.py::TestProcessIsolation`) succeeded.
+    """
     rows = []
     with scratch() as folder:
         (folder / "pebble_plain.py").write_text(PEBBLE_SCRIPT, encoding="utf-8")
         (folder / "toolcaller_plain.py").write_text(TOOLCALLER_SCRIPT, encoding="utf-8")
         for method in ("fork", "spawn", "forkserver"):
-            rows.append(_plain_row(f"pebble ({method} start)", folder,
-                                   ["pebble_plain.py", method], None))
-        rows.append(_plain_row("toolcaller (isolation process)", folder,
-                               ["toolcaller_plain.py"], ("<=", 1)))
+            runs, ok, said = _plain_run(folder, ["pebble_plain.py", method])
+            rows.append(row(SECTION, f"{PLAIN}, pebble ({method} start): times its top level ran",
+                            runs, "runs", note=said))
+        runs, ok, said = _plain_run(folder, ["toolcaller_plain.py"])
+        rows.append(row(SECTION, f"{PLAIN}, toolcaller: times its top level ran", runs, "runs",
+                        target=("<=", 1), note=said))
+        rows.append(row(SECTION, f"{PLAIN}, toolcaller: first call (math.add, timeout=300) "
+                        "not ok", int(not ok), "calls", target=("<=", 0), note=said))
     return rows
 
 
-def _plain_row(who: str, folder: Path, argv: list[str],
-               target: tuple[str, float] | None) -> dict[str, Any]:
-    case = f"plain script, no __main__ guard, {who}: times its top level ran"
+PLAIN = "plain script, no __main__ guard"
+
+
+def _plain_run(folder: Path, argv: list[str]) -> tuple[int, bool, str]:
+    """Run a script; return how often its top level ran, whether its call succeeded, a note."""
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, *argv], cwd=folder, capture_output=True, text=True,
                           timeout=180, check=False, env={**os.environ, "PYTHONPATH": path})
     lines = done.stdout.splitlines()
     runs = sum(line.startswith("top level runs in") for line in lines)
     answers = [json.loads(line) for line in lines if line.startswith("[")]
-    if answers:
-        mine = answers[-1]  # the script's own answer comes last; earlier ones are its copies'
-        said = f"the call: {mine[0]} {' '.join(str(mine[1]).split())[:100]!r}"
-        if len(mine) > 2:
-            said += f" after {mine[2]:.0f} ms (timeout 300)"
-        for copy in answers[:-1]:
-            said += (f"; the copy of the script in the worker made its own call: {copy[0]} "
-                     f"{' '.join(str(copy[1]).split())[:80]!r}")
-    else:
-        said = f"no answer (exit {done.returncode})"
+    if not answers:
+        return runs, False, f"no answer (exit {done.returncode})"
+    mine = answers[-1]  # the script's own answer comes last; earlier ones are its copies'
+    said = f"the call: {mine[0]} {' '.join(str(mine[1]).split())[:100]!r}"
+    if len(mine) > 2:
+        said += f" after {mine[2]:.0f} ms (timeout 300)"
+    for copy in answers[:-1]:
+        said += (f"; the copy of the script in the worker made its own call: {copy[0]} "
+                 f"{' '.join(str(copy[1]).split())[:80]!r}")
     tracebacks = done.stderr.count("Traceback")
     if tracebacks:
         said += f"; {tracebacks} traceback(s) on stderr"
-    return row(SECTION, case, runs, "runs", target=target, note=said)
+    return runs, mine[0] == "ok", said
