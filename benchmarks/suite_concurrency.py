@@ -144,7 +144,7 @@ def timeouts(quick: bool) -> list[dict[str, Any]]:
         with ToolCaller.from_file(python) as caller:
             rows.append(asyncio.run(_alate("async tool, acall()", n, caller, "py.slow")))
             rows.append(_late("async tool, call()", n, _caller(caller, "py.slow")))
-            rows.append(_batch_late("async tool in a batch, amap() (inline attempts)", n,
+            rows.append(_batch_late("async tool in a batch, amap()", n,
                                     caller, "py.slow"))
             rows.append(_late("sync tool in a thread, call()", n,
                               _caller(caller, "py.slow_sync", {"seconds": 0.3})))
