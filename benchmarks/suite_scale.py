@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,7 @@ def registry(quick: bool) -> list[dict[str, Any]]:
         row("registry", f"from_file, {label} (median of {runs})", statistics.median(loads),
             "ms", target=("<=", 300)),
     ]
-    cases = [
+    cases: list[tuple[str, Callable[[], Any], int]] = [
         ("discover('math') (first: builds search text)", lambda: caller.discover("math"), 1),
         ("discover('math')", lambda: caller.discover("math"), 100),
         ("registry.search('tag:math')", lambda: caller.registry.search("tag:math"), 100),
