@@ -1,0 +1,104 @@
+"""`toolcaller serve`: a registry as an MCP server, over stdio (default) or HTTP.
+
+stdio claims stdout before the registry loads (a module that prints on import cannot corrupt
+the stream) and stops when the client closes stdin or sends SIGTERM; HTTP prints its address
+and a fresh token on stderr and stops on Ctrl-C or SIGTERM. Either way the caller is closed
+last, so that no worker, script or MCP server process outlives the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from toolcaller.errors import UsageError
+from toolcaller.serve.http import HttpEndpoint, run_http
+from toolcaller.serve.runner import make_server, mcp_servers_config, stdio_config
+from toolcaller.serve.stdio import Wire, claimed_stdio, run_stdio
+
+if TYPE_CHECKING:
+    from toolcaller.caller import ToolCaller
+
+__all__ = ["run_command"]
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+
+
+def run_command(*, registry: str | None, plugins: bool, transport: str, port: int,
+                filter: str | None, print_config: bool) -> int:
+    """Run `toolcaller serve` with its command-line options; return the exit status."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                        format="toolcaller serve: %(levelname)s %(name)s: %(message)s")
+    if print_config and transport == "stdio":
+        entry = stdio_config(registry=registry, filter=filter, plugins=plugins)
+        print(json.dumps(mcp_servers_config(entry), indent=2))
+        return EXIT_OK
+    try:
+        if transport == "stdio":
+            with claimed_stdio() as wire:
+                return _serve_stdio(wire, registry, plugins, filter)
+        return _serve_http(registry, plugins, filter, port, print_config)
+    except UsageError as exc:
+        print(f"toolcaller: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+def _serve_stdio(wire: Wire, registry: str | None, plugins: bool, filter: str | None) -> int:
+    caller = _caller(registry, plugins)
+    try:
+        server = make_server(caller, filter=filter)
+        print("toolcaller serve: MCP on stdio (stdin closed or SIGTERM stops it)",
+              file=sys.stderr, flush=True)
+        asyncio.run(_until_terminated(run_stdio(server, wire)))
+    finally:
+        caller.close()
+    return EXIT_OK
+
+
+def _serve_http(registry: str | None, plugins: bool, filter: str | None, port: int,
+                print_config: bool) -> int:
+    caller = _caller(registry, plugins)
+
+    def announce(endpoint: HttpEndpoint) -> None:
+        print(f"toolcaller serve: MCP at {endpoint.url}\n  header: Authorization: Bearer "
+              f"{endpoint.token}\n  (Ctrl-C or SIGTERM stops it)", file=sys.stderr, flush=True)
+        if print_config:
+            print(json.dumps(mcp_servers_config(endpoint.mcp_config()), indent=2), flush=True)
+
+    try:
+        server = make_server(caller, filter=filter)
+        try:
+            asyncio.run(run_http(server, port=port, on_ready=announce))
+        except OSError as exc:  # the port is taken, say
+            raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    finally:
+        caller.close()
+    return EXIT_OK
+
+
+async def _until_terminated(work: Coroutine[Any, Any, None]) -> None:
+    """Run `work`; SIGTERM cancels it, as the end of stdin would stop it."""
+    task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def _caller(registry: str | None, plugins: bool) -> ToolCaller:
+    from toolcaller.caller import ToolCaller
+
+    caller = ToolCaller.from_file(registry) if registry else ToolCaller()
+    if plugins:
+        for problem in caller.add_plugins():
+            print(f"toolcaller: warning: {problem}", file=sys.stderr)
+    return caller
