@@ -97,6 +97,25 @@ class TestPython:
             ("math.add", "success"), ("demo.fail", "failure"), ("demo.slow", "cancelled")]
         assert all(r.tool_call_id and r.tool_call_id.startswith("mcp-") for r in records)
 
+    async def test_a_cancelled_call_makes_no_more_attempts(self):
+        """notifications/cancelled during a retry wait ends the call: no attempt follows."""
+        from mcp import Client
+
+        runs: list[int] = []
+
+        def flaky() -> None:
+            runs.append(1)
+            raise ConnectionError("down")
+
+        with ToolCaller(tools=[flaky]) as caller:
+            async with Client(build_server(caller)) as client:
+                with anyio.move_on_after(0.3):  # the first retry waits 1000 ms
+                    await client.call_tool("flaky", {})
+                await anyio.sleep(1.2)
+            [record] = caller.history.records()
+        assert runs == [1]
+        assert record.status == "cancelled"
+
     def test_serve_in_a_running_loop_asks_for_aserve(self):
         """serve() blocks: inside an event loop it says to await aserve()."""
         async def inside() -> None:

@@ -61,7 +61,7 @@ class ServedRegistry:
             text = str(problem.to_dict())
             if text not in self._told:  # once per problem, not at every listing
                 self._told.add(text)
-                log.warning("toolcaller serve: %s", text)
+                log.warning("a source of tools has a problem: %s", text)
         # The 2026-07-28 wire wants a cache hint on listings; older ones drop these keys.
         return {"tools": to_listing(tools), "ttlMs": 0, "cacheScope": "private",
                 "resultType": "complete"}
@@ -104,7 +104,7 @@ def build_server(caller: ToolCaller, *, filter: str | None = None,
     """Return the SDK's low-level `Server` answering for a caller's tools (needs `mcp`)."""
     from mcp.server import Server
 
-    from toolcaller import __version__
+    import toolcaller  # its __version__ names the server
 
     served = ServedRegistry(caller, filter=filter)
     # The handlers return wire dicts: the runner takes any `HandlerResult` (a model or a dict)
@@ -112,7 +112,7 @@ def build_server(caller: ToolCaller, *, filter: str | None = None,
     handlers: dict[str, Any] = {"on_list_tools": served.list_tools,
                                 "on_call_tool": served.call_tool}
     return Server(
-        name, version=__version__,
+        name, version=toolcaller.__version__,
         instructions="Tools served by toolcaller: each call has a timeout, retries and a "
                      "deadline; a failure's text starts with its code (TIMEOUT, "
                      "RETRY_EXHAUSTED, INVALID_PARAMS, EXECUTION_ERROR, PARSE_ERROR).",
