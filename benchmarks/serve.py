@@ -17,8 +17,9 @@ Two clients measure it:
 Concurrency: 200 calls of a tool that sleeps 50 ms, sent at once over one session (minimal
 client), three times, the best kept. The ideal is 50 ms; the target is at most 1.2× it. The
 same 200 calls of a no-op tool show the floor: what the server needs to take in and answer 200
-calls even when the tool takes no time (the SDK's own per-message work is most of it), and
-`total / (50 ms + floor)` says whether the 50 ms waits overlapped.
+calls even when the tool takes no time, and `total / (50 ms + floor)` says whether the 50 ms
+waits overlapped. The SDK's bare low-level server (its own stdio transport, a handler that
+just adds or sleeps, no engine) is measured the same way: the SDK's own floor.
 
 Last, each server's CPU time per call over a burst of 500 calls (psutil): a figure that the
 load of other processes on the machine skews less than wall-clock times.
@@ -90,6 +91,38 @@ def run_fastmcp() -> None:
     for fn in (add, add_async, sleep_ms):
         server.tool(fn)
     server.run(transport="stdio", show_banner=False)
+
+
+def run_bare_sdk() -> None:
+    """Serve `add_async` and `sleep_ms` on the SDK's bare low-level server (`--sdk-server`).
+
+    No engine: what the SDK's own server and stdio transport cost per call.
+    """
+    import anyio
+    from mcp.server import Server
+    from mcp.server.stdio import stdio_server
+
+    async def list_tools(ctx: Any, params: Any) -> dict[str, Any]:
+        return {"tools": [{"name": n, "inputSchema": {"type": "object"}}
+                          for n in ("add_async", "sleep_ms")],
+                "ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
+
+    async def call_tool(ctx: Any, params: Any) -> dict[str, Any]:
+        args = params.arguments or {}
+        value = (await sleep_ms(args["ms"]) if params.name == "sleep_ms"
+                 else await add_async(args["a"], args["b"]))
+        return {"content": [{"type": "text", "text": json.dumps({"result": value})}],
+                "structuredContent": {"result": value}, "isError": False,
+                "resultType": "complete"}
+
+    handlers: dict[str, Any] = {"on_list_tools": list_tools, "on_call_tool": call_tool}
+    server = Server("bare", **handlers)
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(serve)
 
 
 # -- a minimal JSON-RPC client ----------------------------------------------------------------
@@ -251,6 +284,9 @@ async def main_async(args: argparse.Namespace) -> bool:
                   f"ideal {SLEEP_MS:g} ms, target ≤ {CONCURRENCY_TARGET}× it)")
             for name, client in raw.items():
                 ok &= await _concurrency(name, client) or name != "toolcaller serve"
+            bare = [sys.executable, "-m", "benchmarks.serve", "--sdk-server"]
+            async with raw_client(bare) as client:
+                await _concurrency("bare SDK server", client)
             print("\nserver CPU per call in a burst of 500 add_async calls (µs, all threads; "
                   "the load of other processes inflates wall times more than this)")
             for name, client in raw.items():
@@ -290,9 +326,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip the SDK client's reference figures")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--fastmcp-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sdk-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.fastmcp_server:
         run_fastmcp()
+        return 0
+    if args.sdk_server:
+        run_bare_sdk()
         return 0
     ok = asyncio.run(main_async(args))
     return 1 if args.check and not ok else 0

@@ -184,6 +184,16 @@ class TestLeavingClients:
         assert wait_gone(pid)
         assert not [c for c in children if c.is_running() and c.status() != "zombie"]
 
+    def test_a_sync_tool_stuck_in_its_thread_does_not_keep_the_server(self, session):
+        """Threads cannot be stopped: the server exits without waiting for the tool."""
+        session.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "demo.nap_sync", "arguments": {"seconds": 30}}})
+        time.sleep(0.5)
+        started = time.monotonic()
+        assert session.close() == 0
+        assert time.monotonic() - started < 10
+        assert "still running in worker threads" in session.log.read_text()
+
     def test_sigterm_mid_call_stops_cleanly(self, session, tmp_path):
         """SIGTERM mid-call cancels the call, kills the isolated worker and exits 0."""
         pid_file = tmp_path / "pid"

@@ -12,8 +12,11 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["run_command"]
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+IDLE_THREAD_GRACE_S = 0.5
+"""How long idle worker threads get to end before the server exits without them."""
 
 
 def run_command(*, registry: str | None, plugins: bool, transport: str, port: int,
@@ -42,13 +47,37 @@ def run_command(*, registry: str | None, plugins: bool, transport: str, port: in
     try:
         if transport == "stdio":
             with claimed_stdio() as wire:
-                return _serve_stdio(wire, registry, plugins, filter)
-        return _serve_http(registry, plugins, filter, port, print_config)
+                status = _serve_stdio(wire, registry, plugins, filter)
+        else:
+            status = _serve_http(registry, plugins, filter, port, print_config)
     except UsageError as exc:
         print(f"toolcaller: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        status = EXIT_INTERRUPTED
+    return _leave(status)
+
+
+def _leave(status: int) -> int:
+    """Return the status, or exit at once if a sync tool still runs in a worker thread.
+
+    A thread cannot be stopped, and Python waits for worker threads at exit: a server whose
+    client left would linger until the tool returned (the client then kills it). Everything
+    else is cleaned up by now (the caller is closed).
+    """
+    lingering = [t for t in threading.enumerate()
+                 if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    deadline = time.monotonic() + IDLE_THREAD_GRACE_S
+    for thread in lingering:  # idle pool threads are on their way out: let them go
+        thread.join(max(deadline - time.monotonic(), 0.0))
+    lingering = [t for t in lingering if t.is_alive()]
+    if not lingering:
+        return status
+    print(f"toolcaller serve: {len(lingering)} sync tool(s) still running in worker threads "
+          "(threads cannot be stopped): exiting without waiting for them", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def _serve_stdio(wire: Wire, registry: str | None, plugins: bool, filter: str | None) -> int:
