@@ -117,13 +117,24 @@ def _add(raw: RawSession, request_id: int) -> dict[str, Any]:
 class TestMalformed:
     @pytest.mark.parametrize("line", [
         b"this is not json", b"{", b"[]", b'{"jsonrpc": "2.0"}', b'"a string"', b"\xff\xfe",
-        b'{"jsonrpc": "1.0", "id": 9, "method": "tools/list"}',
-    ], ids=["text", "cut", "empty-batch", "no-method", "string", "not-utf8", "wrong-version"])
-    def test_an_unreadable_line_is_dropped_and_the_session_goes_on(self, session, line):
-        """A line that is not a JSON-RPC message gets no answer; the next request does."""
+        b'{"jsonrpc": "2.0", "method": 5}',
+    ], ids=["text", "cut", "empty-batch", "no-method", "string", "not-utf8", "bad-notification"])
+    def test_a_line_without_an_id_is_dropped_and_the_session_goes_on(self, session, line):
+        """A line that is not JSON-RPC and has no id gets no answer; the next request does."""
         session.send(line)
         assert _add(session, 7)["result"]["structuredContent"] == {"sum": 2}
         assert session.close() == 0
+        assert len([line for line in session.lines if line]) == 2  # initialize, the call
+
+    @pytest.mark.parametrize("line", [
+        b'{"jsonrpc": "1.0", "id": 9, "method": "tools/list"}', b'{"jsonrpc": "2.0", "id": 9}',
+        b'{"jsonrpc": "2.0", "id": 9, "method": 5}',
+    ], ids=["wrong-version", "no-method", "method-not-a-string"])
+    def test_an_invalid_request_with_an_id_is_answered(self, session, line):
+        """An invalid request whose id can be read is answered -32600; the session goes on."""
+        session.send(line)
+        assert session.answer(9)["error"]["code"] == -32600
+        assert _add(session, 10)["result"]["structuredContent"] == {"sum": 2}
 
     def test_params_of_the_wrong_shape_are_a_json_rpc_error(self, session):
         """A tools/call whose name is not a string is -32602, not a crash."""

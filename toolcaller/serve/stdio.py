@@ -9,9 +9,9 @@ that a module that prints on import cannot corrupt the stream either.
 
 `stdio_streams` reads and writes JSON-RPC lines on those descriptors with asyncio pipe transports
 (the SDK's `stdio_server` hops to a worker thread for every line read and twice for every line
-written). A line longer than `MAX_MESSAGE_BYTES` is skipped, answered with a JSON-RPC error
-when its id can be read; a line that is not JSON-RPC is handed to the server as an exception,
-which drops it: the session goes on either way.
+written). A line longer than `MAX_MESSAGE_BYTES`, or an object with an id that is not a valid
+JSON-RPC request, is answered -32600 by that id; a line without a readable id (not JSON, a bad
+notification) is dropped with a warning on stderr. The session goes on either way.
 """
 
 from __future__ import annotations
@@ -144,10 +144,30 @@ class LineReader:
                 continue
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-            except Exception as exc:  # noqa: BLE001 - a bad line is the server's to drop
-                log.warning("dropped a line that is not JSON-RPC: %.200r", line)
+            except ValueError as exc:  # pydantic's ValidationError: not a JSON-RPC message
+                await self._invalid(line)
                 return exc
             return SessionMessage(message)
+
+    async def _invalid(self, line: bytes) -> None:
+        """Answer a request that is not valid JSON-RPC by its id (-32600); drop anything else.
+
+        Without an id there is nobody to answer: a line that is not JSON, a notification.
+        """
+        try:
+            data = json.loads(line)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            data = {}
+        request_id = data.get("id")
+        if not isinstance(request_id, int | str) or isinstance(request_id, bool) or (
+                "result" in data or "error" in data):
+            log.warning("dropped a line that is not JSON-RPC: %.200r", line)
+            return
+        log.warning("refused an invalid request: %.200r", line)
+        await self._answer(request_id, "invalid request: not a JSON-RPC 2.0 request object "
+                                       "(jsonrpc '2.0', an id, a method, params an object)")
 
     async def _read_line(self) -> bytes | _TooLong | None:
         try:
@@ -174,10 +194,12 @@ class LineReader:
         found = _ID.search(line.head)
         if found is None:
             return  # no id to answer: like any unreadable line
-        error = {"jsonrpc": "2.0", "id": json.loads(found.group(1)), "error": {
-            "code": _INVALID_REQUEST,
-            "message": f"message too large: {line.size} bytes, the limit is "
-                       f"{self.max_message_bytes} bytes"}}
+        await self._answer(json.loads(found.group(1)), f"message too large: {line.size} bytes, "
+                                                       f"the limit is {self.max_message_bytes}")
+
+    async def _answer(self, request_id: Any, message: str) -> None:
+        error = {"jsonrpc": "2.0", "id": request_id,
+                 "error": {"code": _INVALID_REQUEST, "message": message}}
         with contextlib.suppress(Exception):  # the client may be gone already
             await self._writer.write_line(json.dumps(error).encode())
 
