@@ -16,7 +16,7 @@ import random
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from toolcaller._types import JSONObject
 from toolcaller.adapters import make_adapter
@@ -28,18 +28,24 @@ from toolcaller.core.events import OnEvent
 from toolcaller.core.history import CallRecord, History
 from toolcaller.core.portal import Portal
 from toolcaller.core.prepare import Arrival, Preparer
-from toolcaller.core.redact import collect_secrets, mask_text, redact_params, redact_value
+from toolcaller.core.redact import (
+    collect_secrets,
+    mask_text,
+    redact_params_safely,
+    redact_value,
+)
 from toolcaller.core.registry import Registry
 from toolcaller.core.results import to_result
 from toolcaller.core.tool import Tool
 from toolcaller.envelope import CallMetadata, DiscoveryMetadata, Envelope, ErrorInfo, now_utc
-from toolcaller.errors import ExecutionError, InvalidParamsError, ToolCallError, ToolTimeoutError
-from toolcaller.request import parse_request
+from toolcaller.errors import ExecutionError, ToolCallError, ToolTimeoutError
+from toolcaller.request import parse_request, with_request_id
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from toolcaller.batch import CallerSource
+    from toolcaller.llm import RunSettings, ToolReplies
 
 __all__ = ["ToolCaller"]
 
@@ -228,13 +234,14 @@ class ToolCaller:
 
     # -- envelopes and history ----------------------------------------------------------
 
-    def record_failure(self, name: Any, params: Any, error: ToolCallError) -> Envelope:
+    def record_failure(self, name: Any, params: Any, error: ToolCallError, *,
+                       tool_call_id: str | None = None) -> Envelope:
         """Record a call that failed before the engine could run it; return its envelope.
 
-        For calls that could not even be handed over (an executor that refused a batch row).
+        For calls that could not be handed over (a batch row an executor refused, bad JSON).
         """
-        return self._answer(self._arrival(), name, redact_params_safely(params), None,
-                            error=error)
+        return self._answer(self._arrival(tool_call_id), name, redact_params_safely(params),
+                            None, error=error)
 
     def _answer_call(self, call: CallContext, *, result: Any = None,
                      error: ToolCallError | None = None, cancelled: bool = False) -> Envelope:
@@ -313,7 +320,7 @@ class ToolCaller:
                         else self.call(parsed.tool_name, parsed.params, parsed.options))
         except Exception as exc:  # noqa: BLE001 - envelope boundary: handle() never raises
             envelope = self._refused(arrival, request, exc)
-        return _with_request_id(envelope.to_dict(), request)
+        return with_request_id(envelope.to_dict(), request)
 
     async def ahandle(self, request: Any) -> dict[str, Any]:
         """Answer one JSON request from async code; never raises."""
@@ -324,7 +331,7 @@ class ToolCaller:
                         else await self.acall(parsed.tool_name, parsed.params, parsed.options))
         except Exception as exc:  # noqa: BLE001 - envelope boundary: ahandle() never raises
             envelope = self._refused(arrival, request, exc)
-        return _with_request_id(envelope.to_dict(), request)
+        return with_request_id(envelope.to_dict(), request)
 
     def _refused(self, arrival: Arrival, request: Any, exc: Exception) -> Envelope:
         """The envelope of a request that could not be read, or broke the engine itself."""
@@ -332,6 +339,23 @@ class ToolCaller:
             f"internal error while handling the request: {type(exc).__name__}: {exc}")
         name = request.get("toolName") if isinstance(request, dict) else None
         return self._answer(arrival, name, None, None, error=error)
+
+    # -- the model side (toolcaller.llm) ------------------------------------------------
+
+    def run_tool_calls(self, response: Any, **settings: Unpack[RunSettings]) -> ToolReplies:
+        """Run a model response's tool calls; one reply per call, in the provider's shape."""
+        from toolcaller.llm.run import run_tool_calls
+        return run_tool_calls(self, response, **settings)
+
+    async def arun_tool_calls(self, response: Any, **settings: Unpack[RunSettings]) -> ToolReplies:
+        """Like `run_tool_calls`, on the running loop (see `toolcaller.llm.run`)."""
+        from toolcaller.llm.run import arun_tool_calls
+        return await arun_tool_calls(self, response, **settings)
+
+    def bind(self, name: str, fn: Callable[..., Any]) -> Tool:
+        """Make `fn` the implementation of the tool `name` (an imported definition, say)."""
+        from toolcaller.sources.functions import bind_tool
+        return self.add(bind_tool(self.registry, name, fn), replace=True)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -370,23 +394,6 @@ class ToolCaller:
         from toolcaller.widgets import Explorer
 
         return Explorer(self)
-
-
-def redact_params_safely(params: Any, error: ToolCallError | None = None) -> Any:
-    """Mask params for the history of a call that never started (any value, never raises)."""
-    keys: frozenset[str] = getattr(error, "secret_keys", frozenset())
-    try:
-        return redact_params(params, keys)
-    except InvalidParamsError:
-        return redact_value(params)
-
-
-def _with_request_id(answer: dict[str, Any], request: Any) -> dict[str, Any]:
-    if isinstance(request, dict) and "id" in request:
-        request_id = request["id"]
-        if request_id is None or isinstance(request_id, str | int | float):
-            answer["metadata"]["requestId"] = request_id
-    return answer
 
 
 def _ms(seconds: float) -> float:

@@ -99,15 +99,14 @@ class ProcessPool:
         """Run one attempt of `tool` in a worker; cancelling it kills the worker."""
         payload = _payload(tool, params, ctx.format)
         worker = await self._acquire(ctx)
-        ctx.mark_running()
+        ctx.mark_waiting("the tool's module to load in its worker process")
         loop = asyncio.get_running_loop()
-        readable: asyncio.Future[None] = loop.create_future()
-        fd = worker.recv.fileno()
-        loop.add_reader(fd, _set, readable)
         try:
             worker.send.send_bytes(payload)
-            await readable
-            reply = worker.recv.recv_bytes()
+            reply = await _read(loop, worker)
+            if reply == _LOADED:  # the function is imported: the tool's own run begins
+                ctx.mark_running()
+                reply = await _read(loop, worker)
         except (EOFError, OSError) as exc:
             self._discard(worker)
             raise ExecutionError(f"{worker.exit_text()} during the call") from exc
@@ -115,9 +114,6 @@ class ProcessPool:
             self._discard(worker)
             ctx.note = "its worker process was killed"
             raise
-        finally:
-            with contextlib.suppress(ValueError, OSError):
-                loop.remove_reader(fd)
         self._release(worker)
         return _unpack(reply)
 
@@ -233,6 +229,21 @@ class ProcessPool:
         except RuntimeError:  # the waiter's loop is closed
             return False
         return True
+
+
+_LOADED = pickle.dumps("loaded")
+
+
+async def _read(loop: asyncio.AbstractEventLoop, worker: _Worker) -> bytes:
+    """Wait on the loop until the worker has a message, and read it."""
+    readable: asyncio.Future[None] = loop.create_future()
+    fd = worker.recv.fileno()
+    loop.add_reader(fd, _set, readable)
+    try:
+        await readable
+    finally:
+        loop.remove_reader(fd)
+    return worker.recv.recv_bytes()
 
 
 def _set(future: asyncio.Future[None]) -> None:

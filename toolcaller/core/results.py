@@ -6,6 +6,7 @@ import base64
 import contextlib
 import json
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -118,6 +119,10 @@ def _convert(value: Any, depth: int) -> Any:
 
 def _jsonable(value: Any) -> Any:
     """Convert one non-JSON value (model, dataclass, datetime, set, bytes…) one level down."""
+    if isinstance(value, numbers.Integral):  # numpy's and others' ints
+        return int(value)
+    if isinstance(value, numbers.Real):  # an mpmath.mpf, a Fraction, a numpy float: a float
+        return float(value)
     if isinstance(value, bytes | bytearray | memoryview):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, set | frozenset):
