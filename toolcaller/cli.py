@@ -74,6 +74,19 @@ def _parser() -> argparse.ArgumentParser:
                     help="port to listen on (default: a free one)")
     ui.add_argument("--no-browser", action="store_true",
                     help="print the page's address only, open no browser")
+    serve = sub.add_parser("serve", parents=[common],
+                           help="serve the registry as an MCP server (stdio, or HTTP on "
+                                "127.0.0.1 with a fresh token)")
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                       help="stdio (default: what an mcpServers entry starts) or "
+                            "streamable HTTP")
+    serve.add_argument("--port", type=int, default=0, metavar="N",
+                       help="HTTP port (default: a free one)")
+    serve.add_argument("--filter", metavar="TEXT",
+                       help="serve only the tools matching this discovery filter")
+    serve.add_argument("--print-config", action="store_true",
+                       help="print the mcpServers entry to paste into a client's config "
+                            "(stdio: and exit; HTTP: once listening, token included)")
     return parser
 
 
@@ -86,6 +99,12 @@ def main(argv: list[str] | None = None) -> int:
 
             return run(registry=args.registry, port=args.port,
                        open_browser=not args.no_browser, plugins=args.plugins)
+        if args.command == "serve":
+            from toolcaller.serve.command import run_command
+
+            return run_command(registry=args.registry, plugins=args.plugins,
+                               transport=args.transport, port=args.port, filter=args.filter,
+                               print_config=args.print_config)
         if args.command == "registry-schema":
             from toolcaller.sources.registry_file import registry_schema
 
