@@ -5,7 +5,8 @@ is met) and writes it as JSON to `benchmarks/results/latest.json`. Every figure 
 this one run; a missed target shows `NO` in the `ok?` column. Each section runs in a fresh
 interpreter (`--same-process` runs them all in this one).
 
-Sections: overhead, concurrency, timeouts, registry, history, handle, startup.
+Sections: overhead, concurrency, timeouts, registry, history, handle, startup, peers (the
+`bench` extra's libraries timed beside toolcaller; each one missing is a skipped row).
 """
 
 from __future__ import annotations
@@ -25,8 +26,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import suite_concurrency, suite_overhead, suite_scale
+from benchmarks import (
+    suite_concurrency,
+    suite_overhead,
+    suite_peers,
+    suite_process,
+    suite_scale,
+    suite_widgets,
+)
 from benchmarks._timing import table
+from benchmarks.issue_table import render
 from benchmarks.suite_kit import COLUMNS
 
 Section = Callable[[bool], list[dict[str, Any]]]
@@ -38,6 +47,9 @@ SECTIONS: dict[str, Section] = {
     "history": suite_scale.history,
     "handle": suite_scale.handle,
     "startup": suite_scale.startup,
+    "peers": suite_peers.run,
+    "process": suite_process.run,
+    "widgets": suite_widgets.run,
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 
@@ -62,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         return _profile(args.profile, args.quick)
     names = args.only or list(SECTIONS)
+    load_before = os.getloadavg()
     rows: list[dict[str, Any]] = []
     timings = {}
     for name in names:
@@ -73,13 +86,19 @@ def main(argv: list[str] | None = None) -> int:
             rows += _in_fresh_process(name, args.quick)
         timings[name] = round(time.perf_counter() - started, 2)
     print(table(rows, COLUMNS))
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"\n{os.cpu_count()} CPUs, load average {load} (other processes skew the figures)")
+    issue = render(rows)
+    if issue:
+        print("\n" + issue)
+    before, after = (", ".join(f"{x:.2f}" for x in load) for load in (load_before,
+                                                                      os.getloadavg()))
+    print(f"\n{os.cpu_count()} CPUs, load average (1, 5, 15 min) {before} at the start, "
+          f"{after} at the end (other processes skew the figures)")
     missed = [f"{r['section']}: {r['case']}" for r in rows if r["ok?"] == "NO"]
     print()
     print("targets missed: " + ("; ".join(missed) if missed else "none"))
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"meta": _meta(args.quick, timings), "rows": rows},
+    args.json.write_text(json.dumps({"meta": _meta(args.quick, timings, load_before),
+                                     "rows": rows},
                                     indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"written to {args.json}")
     return 0
@@ -104,12 +123,14 @@ def _in_fresh_process(name: str, quick: bool) -> list[dict[str, Any]]:
         return rows
 
 
-def _meta(quick: bool, timings: dict[str, float]) -> dict[str, Any]:
+def _meta(quick: bool, timings: dict[str, float],
+          load_before: tuple[float, float, float]) -> dict[str, Any]:
     return {
         "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
+        "load_average_at_start": [round(x, 2) for x in load_before],
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "quick": quick,
         "section_seconds": timings,

@@ -21,7 +21,8 @@ CODES = ["EXECUTION_ERROR", "TIMEOUT", "PARSE_ERROR"]
 def make_history(count: int, seed: int = 3) -> Any:
     """Return a `History` holding `count` calls of 1 to 3 attempts each (a quarter failed)."""
     from toolcaller import History, Options
-    from toolcaller.core.history import AttemptRecord, CallRecord
+    from toolcaller.core.history import CallRecord
+    from toolcaller.envelope import Attempt
 
     rng = random.Random(seed)
     history = History(max_calls=count)
@@ -35,8 +36,9 @@ def make_history(count: int, seed: int = 3) -> Any:
             duration = rng.uniform(0.1, 50.0)
             clock += wait
             code = rng.choice(CODES) if failed or n < tries else None  # retries mend a success
-            attempts.append(AttemptRecord(n, clock, duration, wait, code,
-                                          "boom" if code else None, bool(code)))
+            attempts.append(Attempt(attempt=n, started=clock, duration=duration, wait=wait,
+                                    code=code, message="boom" if code else None,
+                                    retryable=bool(code)))
             clock += duration
         history.add(CallRecord(
             call_id=f"bench-{i}", tool_name=rng.choice(TOOLS), arrived=start + i,

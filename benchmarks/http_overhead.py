@@ -1,5 +1,8 @@
 """Overhead of HttpAdapter and ToolCaller over a bare pooled httpx request to the same endpoint.
 
+The adapter alone is `toolcaller.testing.invoke(HttpAdapter(...), tool, params)`: one attempt
+as the engine runs it (within its timeout), without validation, retries or history.
+
 The endpoint answers a small JSON body from a stdlib HTTP/1.1 keep-alive server in a separate
 process (in this process its thread would compete with the client for the GIL, and its own
 work would count as the client's), or from `--url`. Each way calls the same URL with the same
@@ -30,9 +33,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 
 from toolcaller import ToolCaller
-from toolcaller.adapters.base import AttemptContext
 from toolcaller.adapters.http import HttpAdapter
 from toolcaller.core.tool import Tool
+from toolcaller.testing import invoke
 
 BUDGET = 0.10
 PARAMS: dict[str, str | int] = {"q": "hello", "n": 3}
@@ -118,19 +121,16 @@ def report(title: str, samples: dict[str, list[Sample]], base: str, engine: str)
 
 def bench_sync(url: str, tool: Tool, n: int) -> float:
     client = httpx.Client(trust_env=False)
-    adapter = HttpAdapter(trust_env=False)
     caller = ToolCaller(tools=[tool], adapters={"http": HttpAdapter(trust_env=False)})
     assert caller.call(tool.name, PARAMS).success
     runners: dict[str, Callable[[], object]] = {
         "httpx.Client.get": lambda: client.get(url, params=PARAMS).json(),
-        "HttpAdapter.run": lambda: adapter.run(tool, PARAMS, AttemptContext(timeout_s=5)),
         "ToolCaller.call": lambda: caller.call(tool.name, PARAMS),
     }
     try:
         samples = run_shuffled(runners, n)
     finally:
         client.close()
-        adapter.close()
         caller.close()
     return report(f"sync, {n} calls each", samples, "httpx.Client.get", "ToolCaller.call")
 
@@ -146,7 +146,7 @@ async def bench_async(url: str, tool: Tool, n: int) -> float:
 
     runners: dict[str, Callable[[], Awaitable[object]]] = {
         "AsyncClient.get": bare,
-        "HttpAdapter.arun": lambda: adapter.arun(tool, PARAMS, AttemptContext(timeout_s=5)),
+        "HttpAdapter.invoke": lambda: invoke(adapter, tool, PARAMS, timeout=5000),
         "ToolCaller.acall": lambda: caller.acall(tool.name, PARAMS),
     }
     try:

@@ -1,18 +1,19 @@
-"""Overhead of MCP calls through toolcaller over a bare `ClientSession.call_tool`, same session.
+"""Overhead of MCP calls through toolcaller over the SDK's bare `Client.call_tool`.
 
-One server (our FastMCP test server over stdio, `tests/adapters/mcp_slow_server.py`, tool
-`echo`, given JSON text so that every way succeeds) and one session: the one toolcaller's hub
-holds open on its private loop. The ways, called in shuffled rounds so that load and drift hit
-them alike, each timed where it runs (the harness's own thread hops are not counted):
+Two processes of the same server (our FastMCP test server over stdio,
+`tests/adapters/mcp_slow_server.py`, tool `echo`, given JSON text so that every way succeeds):
+one session the SDK opens here, on this thread's event loop (the baseline, what a user of the
+SDK alone writes), and the one toolcaller's hub keeps on the caller's private loop (the
+registry's `mcpServers`, loaded with `ToolCaller.from_file`). The ways, called in shuffled
+rounds so that load and drift hit them alike, each timed where it runs:
 
-- `ClientSession.call_tool`, the baseline: `client.session.call_tool` awaited on the private
-  loop, where the session lives;
-- `Client.call_tool`: the SDK's wrapper around it, which toolcaller awaits (same loop);
-- `McpHub.acall`, `McpAdapter.arun`, `ToolCaller.acall`: awaited on an event loop in the main
-  thread (a user's loop), so each includes the hop to the private loop and back;
-- `ToolCaller.call`: from the main thread, sync.
+- `Client.call_tool`, the baseline, awaited on this thread's loop;
+- `McpHub.acall` (the tool's `McpTarget.sessions`), `McpAdapter.invoke` (one attempt as the
+  engine runs it: `toolcaller.testing.invoke`), `ToolCaller.acall`: awaited on the same loop,
+  so each includes the hop to the private loop and back;
+- `ToolCaller.call`: from this thread, sync.
 
-Also printed: the process's CPU time per call (every thread's, the server's excluded), which
+Also printed: the process's CPU time per call (every thread's, the servers' excluded), which
 the scheduling delays of a busy machine do not inflate as they do the wall time of hops.
 
     /work/venv/bin/python -m benchmarks.mcp_overhead [--n 1000] [--check]
@@ -31,19 +32,16 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from benchmarks.suite_kit import MCP_SERVER, mcp_registry, scratch
 from toolcaller import ToolCaller
-from toolcaller.adapters.base import AttemptContext
-from toolcaller.adapters.mcp import McpAdapter
-from toolcaller.sources.mcp import attach_mcp_servers
+from toolcaller.adapters.mcp import McpAdapter, McpTarget
+from toolcaller.testing import invoke
 
 BUDGET = 0.10
-SERVER = Path(__file__).resolve().parent.parent / "tests" / "adapters" / "mcp_slow_server.py"
-CONFIG = {"bench": {"command": sys.executable, "args": [str(SERVER)]}}
 ARGS = {"text": '{"ok": true}'}
-BASE = "ClientSession.call_tool"
+BASE = "Client.call_tool"
 ENGINE = ("ToolCaller.call", "ToolCaller.acall")
 
 
@@ -56,51 +54,59 @@ async def _timed(make: Callable[[], Awaitable[Any]]) -> Sample:
     return (time.perf_counter() - start) * 1e6, (time.process_time() - cpu) * 1e6
 
 
-def ways(caller: ToolCaller) -> dict[str, Callable[[], Sample]]:
-    """Build one zero-argument function per way, returning that call's wall and CPU µs."""
-    hub = attach_mcp_servers(caller, CONFIG)
-    envelope = caller.call("bench.echo", ARGS)  # starts the session
-    assert envelope.success, envelope
-    private = caller.loop_thread
-    client = private.run(hub._get("bench").session())  # the hub's own live session
-    session = client.session
+Way = Callable[[], Awaitable[Sample]]
+
+
+def ways(caller: ToolCaller, client: Any) -> dict[str, Way]:
+    """Build one way per name: an awaitable timing one call (wall and CPU µs)."""
     tool = caller.registry.get("bench.echo")
     assert tool is not None
-    adapter = McpAdapter(hub)
-    user = asyncio.new_event_loop()
+    assert isinstance(tool.target, McpTarget)
+    hub = tool.target.sessions
+    adapter = McpAdapter()
 
-    def on_private(make: Callable[[], Awaitable[Any]]) -> Callable[[], Sample]:
-        return lambda: private.run(_timed(make))
+    def timed(make: Callable[[], Awaitable[Any]]) -> Way:
+        return lambda: _timed(make)
 
-    def on_user(make: Callable[[], Awaitable[Any]]) -> Callable[[], Sample]:
-        return lambda: user.run_until_complete(_timed(make))
-
-    def sync_call() -> Sample:
+    async def sync_call() -> Sample:  # blocks this loop meanwhile: nothing else runs on it
         cpu, start = time.process_time(), time.perf_counter()
         caller.call("bench.echo", ARGS)
         return (time.perf_counter() - start) * 1e6, (time.process_time() - cpu) * 1e6
 
     return {
-        BASE: on_private(lambda: session.call_tool("echo", ARGS)),
-        "Client.call_tool": on_private(lambda: client.call_tool("echo", ARGS)),
-        "McpHub.acall": on_user(lambda: hub.acall("bench", "echo", ARGS)),
-        "McpAdapter.arun": on_user(lambda: adapter.arun(tool, ARGS, AttemptContext(5.0))),
-        "ToolCaller.acall": on_user(lambda: caller.acall("bench.echo", ARGS)),
+        BASE: timed(lambda: client.call_tool("echo", ARGS)),
+        "McpHub.acall": timed(lambda: hub.acall("bench", "echo", ARGS)),
+        "McpAdapter.invoke": timed(lambda: invoke(adapter, tool, ARGS, timeout=5000)),
+        "ToolCaller.acall": timed(lambda: caller.acall("bench.echo", ARGS)),
         "ToolCaller.call": sync_call,
     }
 
 
-def run_shuffled(runners: dict[str, Callable[[], Sample]], n: int) -> dict[str, list[Sample]]:
+async def run_shuffled(runners: dict[str, Way], n: int) -> dict[str, list[Sample]]:
+    """Warm every way, then `n` rounds calling each once, in a new random order each round."""
     for run in runners.values():
         for _ in range(50):
-            run()
+            await run()
     samples: dict[str, list[Sample]] = {name: [] for name in runners}
     order = list(runners)
     for _ in range(n):
         random.shuffle(order)
         for name in order:
-            samples[name].append(runners[name]())
+            samples[name].append(await runners[name]())
     return samples
+
+
+async def measure(n: int, errlog: TextIO) -> dict[str, list[Sample]]:
+    """Open both sessions (the SDK's in this task: anyio wants it closed by the same task)."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    server = StdioServerParameters(command=sys.executable, args=[str(MCP_SERVER)])
+    with scratch() as folder, ToolCaller.from_file(mcp_registry(folder)) as caller:
+        envelope = await caller.acall("bench.echo", ARGS, timeout=30_000)  # starts the server
+        assert envelope.success, envelope
+        async with Client(stdio_client(server, errlog=errlog)) as client:
+            return await run_shuffled(ways(caller, client), n)
 
 
 def report(samples: dict[str, list[Sample]], n: int) -> float:
@@ -127,8 +133,8 @@ def main() -> int:
     args = parser.parse_args()
     started = time.perf_counter()
     print(f"load average {os.getloadavg()[0]:.2f}")
-    with ToolCaller(tools=[]) as caller:
-        worst = report(run_shuffled(ways(caller), args.n), args.n)
+    with open(os.devnull, "w") as quiet:  # the bare server's log lines
+        worst = report(asyncio.run(measure(args.n, quiet)), args.n)
     print(f"({time.perf_counter() - started:.1f} s)")
     return 1 if args.check and worst > BUDGET else 0
 

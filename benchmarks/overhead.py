@@ -27,7 +27,7 @@ async def aadd(a: float, b: float) -> float:
 
 
 def measure(n: int) -> list[dict[str, object]]:
-    caller = ToolCaller(tools=[tool(add, name="add"), tool(aadd, name="aadd")])
+    caller = ToolCaller(tools=[tool(add), tool(aadd)])
     params = {"a": 1, "b": 2}
     rows = []
     bare_sync = summary(sample_us(lambda: add(1, 2), n))
@@ -61,26 +61,26 @@ def _row(label: str, bare: dict[str, float], via: dict[str, float]) -> dict[str,
     }
 
 
-def cli_startup(runs: int = 10) -> dict[str, float]:
-    """Wall time of `toolcaller discover` on the demo registry, start-up included."""
-    times = []
+STARTUP_COMMANDS = {
+    "discover": ["-m", "toolcaller", "discover", "--names"],
+    "import": ["-c", "import toolcaller"],
+    "import ToolCaller": ["-c", "from toolcaller import ToolCaller"],
+    "bare python": ["-c", "pass"],
+}
+
+
+def cli_startup(runs: int = 10) -> dict[str, list[float]]:
+    """Wall ms of each start-up command, `runs` times each, the commands taking turns.
+
+    `discover` is `toolcaller discover --names` on the demo registry, start-up included.
+    """
+    times: dict[str, list[float]] = {name: [] for name in STARTUP_COMMANDS}
     for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "toolcaller", "discover", "--names"],
-                       check=True, capture_output=True)
-        times.append((time.perf_counter() - t) * 1000)
-    imports = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import toolcaller"], check=True)
-        imports.append((time.perf_counter() - t) * 1000)
-    bare = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        bare.append((time.perf_counter() - t) * 1000)
-    return {"discover ms": sorted(times)[runs // 2], "import ms": sorted(imports)[runs // 2],
-            "bare python ms": sorted(bare)[runs // 2]}
+        for name, args in STARTUP_COMMANDS.items():
+            t = time.perf_counter()
+            subprocess.run([sys.executable, *args], check=True, capture_output=True)
+            times[name].append((time.perf_counter() - t) * 1000)
+    return times
 
 
 def main() -> None:
@@ -92,7 +92,8 @@ def main() -> None:
     print(table(rows, list(rows[0])))
     startup = cli_startup()
     print()
-    print("CLI: " + ", ".join(f"{k} {v:.0f}" for k, v in startup.items()))
+    print("start-up, ms (min / median): " + ", ".join(
+        f"{k} {min(v):.0f} / {sorted(v)[len(v) // 2]:.0f}" for k, v in startup.items()))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"calls": rows, "cli": startup}, handle, indent=2)

@@ -28,23 +28,25 @@ def row(section: str, case: str, median: float | None, unit: str, *, p99: float 
         target_on: str = "median", note: str = "") -> dict[str, Any]:
     """One line of the results table; `target` is `("<=", 300)` or `(">=", 5000)`.
 
-    The target applies to the median, or to the p99 with `target_on="p99"`.
+    The target applies to the median, to the p99 with `target_on="p99"`, or to the median's
+    ratio to the reference with `target_on="ratio"` (`("<=", 0.75)` reads "≤ 0.75×").
     """
+    ratio = median / reference if median is not None and reference else None
     ok = ""
     target_text = ""
-    checked = p99 if target_on == "p99" else median
+    checked = {"median": median, "p99": p99, "ratio": ratio}[target_on]
     if target is not None and checked is not None:
         op, limit = target
         ok = "yes" if (checked <= limit if op == "<=" else checked >= limit) else "NO"
-        target_text = f"{'≤' if op == '<=' else '≥'} {limit:g} {unit}"
+        scale = "×" if target_on == "ratio" else f" {unit}"
+        target_text = f"{'≤' if op == '<=' else '≥'} {limit:g}{scale}"
         if target_on == "p99":
             target_text = "p99 " + target_text
     return {
         "section": section, "case": case, "median": median, "p99": p99, "unit": unit,
         "reference": reference,
         "extra": median - reference if median is not None and reference is not None else None,
-        "ratio": median / reference if median is not None and reference else None,
-        "target": target_text, "ok?": ok, "note": note,
+        "ratio": ratio, "target": target_text, "ok?": ok, "note": note,
     }
 
 
@@ -143,14 +145,19 @@ def http_server() -> Iterator[str]:
 MCP_SERVER = Path(__file__).resolve().parent.parent / "tests" / "adapters" / "mcp_slow_server.py"
 
 
-def attach_bench_mcp(caller: Any) -> Any:
-    """Attach the test MCP server (stdio) to `caller` as `bench`; LookupError says why not."""
+def mcp_registry(folder: Path) -> Path:
+    """Write a registry whose `mcpServers` has the test MCP server (stdio) as `bench`.
+
+    Its tools are then `bench.echo`, `bench.sleep`, ... (`ToolCaller.from_file`); the server
+    starts at the first call. `LookupError` says why MCP cannot run here.
+    """
     try:
-        import toolcaller.adapters.mcp  # noqa: F401
-        from toolcaller.sources.mcp import attach_mcp_servers
+        import mcp  # noqa: F401
     except ImportError as exc:
         raise LookupError(f"no MCP support ({exc})") from exc
     if not MCP_SERVER.exists():
         raise LookupError(f"no test server at {MCP_SERVER}")
-    return attach_mcp_servers(caller, {"bench": {"command": sys.executable,
-                                                 "args": [str(MCP_SERVER)]}})
+    path = folder / "mcp.json"
+    path.write_text(json.dumps({"tools": [], "mcpServers": {
+        "bench": {"command": sys.executable, "args": [str(MCP_SERVER)]}}}))
+    return path

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
-from typing import Any
+from typing import Any, TextIO
 
-from benchmarks import overhead
+from benchmarks import overhead, pool_tools
 from benchmarks._timing import asample_us, sample_us, summary
 from benchmarks.suite_kit import (
-    attach_bench_mcp,
+    MCP_SERVER,
     http_registry,
     http_server,
+    mcp_registry,
     row,
     scratch,
     script_registry,
@@ -57,13 +59,13 @@ def python_rows(n: int) -> list[dict[str, Any]]:
 
 
 def process_rows(n: int) -> list[dict[str, Any]]:
-    """A sync tool with isolation 'process': a warm child per attempt."""
-    caller = ToolCaller(tools=[tool(overhead.add, name="padd", isolation="process")])
+    """A sync tool with isolation 'process': a warm child per attempt (the first call untimed)."""
+    caller = ToolCaller(tools=[tool(name="padd", isolation="process")(pool_tools.add)])
     try:
         first = caller.call("padd", PARAMS)
         if not first.success:
             return [skipped(SECTION, "python process, call()", str(first.error))]
-        bare = summary(sample_us(lambda: overhead.add(1, 2), 10_000))
+        bare = summary(sample_us(lambda: pool_tools.add(1, 2), 10_000))
         via = summary(sample_us(lambda: caller.call("padd", PARAMS), n, warmup=20))
         return [_us("python process, call()", via, bare, "reference: the bare function")]
     finally:
@@ -129,39 +131,41 @@ def http_rows(n: int) -> list[dict[str, Any]]:
 
 
 def mcp_rows(n: int) -> list[dict[str, Any]]:
-    """An MCP stdio tool vs the SDK's `Client.call_tool` on the very session toolcaller opened.
+    """An MCP stdio tool vs the SDK's own `Client.call_tool` on a session of its own.
 
-    The bare calls run on the caller's private loop, where the session lives; `call()` adds the
-    hop from this thread, `acall()` the hop from another event loop.
+    Both talk to a process of the same test server (`tests/adapters/mcp_slow_server.py`,
+    tool `echo`). The bare session lives on this thread's loop; toolcaller's lives on the
+    caller's private loop, so `acall()` includes the hop there and back and `call()` the hop
+    from this thread.
     """
     args = {"text": '{"sum": 3}'}  # echoed back as text: valid JSON, so the result parses
-    caller = ToolCaller(tools=[])
-    try:
+    with scratch() as folder:
         try:
-            hub = attach_bench_mcp(caller)
+            path = mcp_registry(folder)
         except LookupError as why:
             return [skipped(SECTION, "mcp, call()", str(why))]
-        check = caller.call("bench.echo", args)
-        if not check.success:
-            return [skipped(SECTION, "mcp, call()", str(check.error))]
-        server = getattr(hub, "_servers", {}).get("bench")  # the hub's session (private API)
-        if server is None:
-            return [skipped(SECTION, "mcp, call()", "TODO: the hub's session is not reachable")]
+        with ToolCaller.from_file(path) as caller:
+            check = caller.call("bench.echo", args, timeout=30_000)  # starts the server
+            if not check.success:
+                return [skipped(SECTION, "mcp, call()", str(check.error))]
+            with open(os.devnull, "w") as quiet:  # the bare server's log lines
+                bare = asyncio.run(_sdk_calls(n, args, quiet))
+            via = summary(sample_us(lambda: caller.call("bench.echo", args), n, warmup=30))
 
-        async def bare_sdk() -> dict[str, float]:
-            client = await server.session()
-            return summary(await asample_us(lambda: client.call_tool("echo", args), n,
-                                            warmup=30))
+            async def acall() -> dict[str, float]:
+                return summary(await asample_us(lambda: caller.acall("bench.echo", args), n,
+                                                warmup=30))
 
-        bare = caller.loop_thread.run(bare_sdk())
-        via = summary(sample_us(lambda: caller.call("bench.echo", args), n, warmup=30))
-
-        async def acall() -> dict[str, float]:
-            return summary(await asample_us(lambda: caller.acall("bench.echo", args), n,
-                                            warmup=30))
-
-        avia = asyncio.run(acall())
-    finally:
-        caller.close()
-    note = "reference: SDK Client.call_tool on the same open session (stdio), on its loop"
+            avia = asyncio.run(acall())
+    note = "reference: the SDK's Client.call_tool on its own stdio session, on this loop"
     return [_us("mcp, call()", via, bare, note), _us("mcp, acall()", avia, bare, note)]
+
+
+async def _sdk_calls(n: int, args: dict[str, Any], errlog: TextIO) -> dict[str, float]:
+    """Time `mcp.Client.call_tool` on a session opened here, to a process of the same server."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    server = StdioServerParameters(command=sys.executable, args=[str(MCP_SERVER)])
+    async with Client(stdio_client(server, errlog=errlog)) as client:
+        return summary(await asample_us(lambda: client.call_tool("echo", args), n, warmup=30))

@@ -28,7 +28,7 @@ ALLOWED = {
     "adapters": {"contract", "core", "adapters"},
     "sources": {"contract", "core", "adapters", "sources"},
     "demo": {"contract", "core", "adapters", "sources", "demo"},
-    "caller": BELOW_CALLER | {"caller", "batch", "widgets"},
+    "caller": BELOW_CALLER | {"caller", "batch", "widgets", "llm"},
     "batch": BELOW_CALLER | {"batch"},
     "llm": BELOW_CALLER | {"caller", "llm", "interfaces"},
     "serve": BELOW_CALLER | {"caller", "serve", "llm", "interfaces"},
@@ -38,7 +38,7 @@ ALLOWED = {
                    "serve", "widgets", "ui", "interfaces"},
 }
 # The caller may import these layers only inside functions (they are built on it).
-LAZY_FOR_CALLER = {"batch", "widgets"}
+LAZY_FOR_CALLER = {"batch", "widgets", "llm"}
 HEAVY = ("pandas", "ipywidgets", "jsonschema", "jsonschema_rs", "referencing",
          "jsonschema_specifications", "mcp", "httpx", "dask", "tqdm", "yaml")
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-from typing import Any
+import sys
 
 import pytest
 
@@ -13,11 +12,8 @@ from toolcaller import ToolCaller
 def test_explore_without_the_notebook_extra_says_what_to_install(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """`caller.explore()` without ipywidgets raises ImportError naming the install line."""
-    real = importlib.util.find_spec
-
-    def find_spec(name: str, *args: Any) -> Any:
-        return None if name == "ipywidgets" else real(name, *args)
-
-    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # as if it were not installed
+    for name in [n for n in sys.modules if n.startswith("toolcaller.widgets")]:
+        monkeypatch.delitem(sys.modules, name)
     with ToolCaller() as caller, pytest.raises(ImportError, match=r"pip install '\.\[notebook\]'"):
         caller.explore()

@@ -23,7 +23,8 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
-EXPECTED = ["01-quickstart.ipynb", "02-acceptance.ipynb", "03-debugging-failures.ipynb"]
+EXPECTED = ["01-quickstart.ipynb", "02-acceptance.ipynb", "03-debugging-failures.ipynb",
+            "04-model-tool-calls.ipynb"]
 CHECK = "# NBVAL_CHECK_OUTPUT"
 MAX_BYTES = 100_000  # no widget state, no images: a notebook's diff stays readable
 _read = cast(Callable[..., Any], nbformat.read)  # nbformat is untyped
@@ -40,8 +41,8 @@ def _ids(path: Path) -> str:
 
 
 class TestNotebooks:
-    def test_the_three_notebooks_are_there(self) -> None:
-        """Quick start, acceptance and debugging notebooks live in notebooks/."""
+    def test_the_notebooks_are_there(self) -> None:
+        """Quick start, acceptance, debugging and model-side notebooks live in notebooks/."""
         assert [p.name for p in NOTEBOOKS] == EXPECTED
 
     @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)

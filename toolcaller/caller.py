@@ -16,7 +16,7 @@ import random
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Unpack
 
 from toolcaller._types import JSONObject
 from toolcaller.adapters import make_adapter
@@ -28,18 +28,25 @@ from toolcaller.core.events import OnEvent
 from toolcaller.core.history import CallRecord, History
 from toolcaller.core.portal import Portal
 from toolcaller.core.prepare import Arrival, Preparer
-from toolcaller.core.redact import collect_secrets, mask_text, redact_params, redact_value
+from toolcaller.core.redact import (
+    collect_secrets,
+    mask_text,
+    redact_params_safely,
+    redact_value,
+)
 from toolcaller.core.registry import Registry
-from toolcaller.core.results import to_result
+from toolcaller.core.results import result_of
 from toolcaller.core.tool import Tool
 from toolcaller.envelope import CallMetadata, DiscoveryMetadata, Envelope, ErrorInfo, now_utc
-from toolcaller.errors import ExecutionError, InvalidParamsError, ToolCallError, ToolTimeoutError
-from toolcaller.request import parse_request
+from toolcaller.errors import ExecutionError, ToolCallError, ToolTimeoutError
+from toolcaller.request import parse_request, with_request_id
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from toolcaller.batch import CallerSource
+    from toolcaller.llm import RunSettings, ToolReplies
+    from toolcaller.sources.registry_file import Connect
 
 __all__ = ["ToolCaller"]
 
@@ -86,14 +93,13 @@ class ToolCaller:
     # -- tools --------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | Path, *, connect: Literal["lazy", "background"] = "lazy",
-                  **kwargs: Any) -> ToolCaller:
+    def from_file(cls, path: str | Path, *, connect: Connect = "lazy", **kwargs: Any) -> ToolCaller:
         """Build a caller from a registry file; `connect="background"` starts its servers now."""
         caller = cls(registry=Registry(), **kwargs)
         caller.load(path, connect=connect)
         return caller
 
-    def load(self, path: str | Path, *, connect: Literal["lazy", "background"] = "lazy") -> None:
+    def load(self, path: str | Path, *, connect: Connect = "lazy") -> None:
         """Add a registry file's tools, MCP servers and OpenAPI documents (when: `connect`)."""
         from toolcaller.sources.registry_file import load_registry
 
@@ -208,18 +214,14 @@ class ToolCaller:
         return await self._run(call)
 
     async def _run(self, call: CallContext) -> Envelope:
-        tool, params, fmt = call.tool, call.params, call.options.format
+        tool, params = call.tool, call.params
 
         async def invoke(ctx: Any) -> object:
             return await adapter.invoke(tool, params, ctx)
 
-        def convert(output: object) -> Any:  # results are masked only when the tool says so
-            out = to_result(output, fmt, tool.output)
-            return redact_value(out, call.secrets) if tool.redact_result else out
-
         try:
             adapter = self.adapter_for(tool.kind)
-            result = await run_attempts(call, invoke, convert, self._rng)
+            result = await run_attempts(call, invoke, lambda out: result_of(out, call), self._rng)
         except ToolCallError as error:
             return self._answer_call(call, error=error)
         except asyncio.CancelledError:
@@ -229,13 +231,14 @@ class ToolCaller:
 
     # -- envelopes and history ----------------------------------------------------------
 
-    def record_failure(self, name: Any, params: Any, error: ToolCallError) -> Envelope:
+    def record_failure(self, name: Any, params: Any, error: ToolCallError, *,
+                       tool_call_id: str | None = None) -> Envelope:
         """Record a call that failed before the engine could run it; return its envelope.
 
-        For calls that could not even be handed over (an executor that refused a batch row).
+        For calls that could not be handed over (a batch row an executor refused, bad JSON).
         """
-        return self._answer(self._arrival(), name, redact_params_safely(params), None,
-                            error=error)
+        return self._answer(self._arrival(tool_call_id), name, redact_params_safely(params),
+                            None, error=error)
 
     def _answer_call(self, call: CallContext, *, result: Any = None,
                      error: ToolCallError | None = None, cancelled: bool = False) -> Envelope:
@@ -314,7 +317,7 @@ class ToolCaller:
                         else self.call(parsed.tool_name, parsed.params, parsed.options))
         except Exception as exc:  # noqa: BLE001 - envelope boundary: handle() never raises
             envelope = self._refused(arrival, request, exc)
-        return _with_request_id(envelope.to_dict(), request)
+        return with_request_id(envelope.to_dict(), request)
 
     async def ahandle(self, request: Any) -> dict[str, Any]:
         """Answer one JSON request from async code; never raises."""
@@ -325,7 +328,7 @@ class ToolCaller:
                         else await self.acall(parsed.tool_name, parsed.params, parsed.options))
         except Exception as exc:  # noqa: BLE001 - envelope boundary: ahandle() never raises
             envelope = self._refused(arrival, request, exc)
-        return _with_request_id(envelope.to_dict(), request)
+        return with_request_id(envelope.to_dict(), request)
 
     def _refused(self, arrival: Arrival, request: Any, exc: Exception) -> Envelope:
         """The envelope of a request that could not be read, or broke the engine itself."""
@@ -333,6 +336,23 @@ class ToolCaller:
             f"internal error while handling the request: {type(exc).__name__}: {exc}")
         name = request.get("toolName") if isinstance(request, dict) else None
         return self._answer(arrival, name, None, None, error=error)
+
+    # -- the model side (toolcaller.llm) ------------------------------------------------
+
+    def run_tool_calls(self, response: Any, **settings: Unpack[RunSettings]) -> ToolReplies:
+        """Run a model response's tool calls; one reply per call, in the provider's shape."""
+        from toolcaller.llm.run import run_tool_calls
+        return run_tool_calls(self, response, **settings)
+
+    async def arun_tool_calls(self, response: Any, **settings: Unpack[RunSettings]) -> ToolReplies:
+        """Like `run_tool_calls`, on the running loop (see `toolcaller.llm.run`)."""
+        from toolcaller.llm.run import arun_tool_calls
+        return await arun_tool_calls(self, response, **settings)
+
+    def bind(self, name: str, fn: Callable[..., Any]) -> Tool:
+        """Make `fn` the implementation of the tool `name` (an imported definition, say)."""
+        from toolcaller.sources.functions import bind_tool
+        return self.add(bind_tool(self.registry, name, fn), replace=True)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -368,31 +388,12 @@ class ToolCaller:
 
     def explore(self) -> Any:
         """Return the notebook explorer widget (`ImportError` saying what to install without)."""
-        from importlib.util import find_spec
-
-        if find_spec("ipywidgets") is None or find_spec("jinja2") is None:
-            raise ImportError("the explorer needs the notebook extra (ipywidgets, jinja2): "
-                              "from a clone of toolcaller, pip install '.[notebook]'")
-        from toolcaller.widgets import Explorer
-
+        try:
+            from toolcaller.widgets import Explorer
+        except ImportError as exc:  # without the notebook extra: say what to install
+            raise ImportError(f"the explorer needs the notebook extra ({exc.name}): from a "
+                              "clone of toolcaller, pip install '.[notebook]'") from exc
         return Explorer(self)
-
-
-def redact_params_safely(params: Any, error: ToolCallError | None = None) -> Any:
-    """Mask params for the history of a call that never started (any value, never raises)."""
-    keys: frozenset[str] = getattr(error, "secret_keys", frozenset())
-    try:
-        return redact_params(params, keys)
-    except InvalidParamsError:
-        return redact_value(params)
-
-
-def _with_request_id(answer: dict[str, Any], request: Any) -> dict[str, Any]:
-    if isinstance(request, dict) and "id" in request:
-        request_id = request["id"]
-        if request_id is None or isinstance(request_id, str | int | float):
-            answer["metadata"]["requestId"] = request_id
-    return answer
 
 
 def _ms(seconds: float) -> float:

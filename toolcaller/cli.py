@@ -37,11 +37,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _option_groups(defaults: bool) -> dict[str, argparse.ArgumentParser]:
-    """The options shared by commands, each a parent parser: registry, plugins, indent.
+    """The shared options, a parent parser each: before the command's name, the top level's.
 
-    Given before the command's name they are the top-level parser's; after it, the
-    command's. Sub-commands must not reset what was given before the command: their defaults
-    are SUPPRESS, and only the top-level parser sets real ones.
+    Sub-commands must not reset what was given before the command: their defaults are
+    SUPPRESS, and only the top-level parser sets real ones.
     """
     default: dict[str, Any] = {} if defaults else {"default": argparse.SUPPRESS}
     registry = argparse.ArgumentParser(add_help=False)
@@ -60,12 +59,6 @@ def _option_groups(defaults: bool) -> dict[str, argparse.ArgumentParser]:
     return {"registry": registry, "plugins": plugins, "indent": indent}
 
 
-def _common(defaults: bool) -> argparse.ArgumentParser:
-    """Every shared option in one parent parser (the top level's, and any command's)."""
-    return argparse.ArgumentParser(add_help=False,
-                                   parents=list(_option_groups(defaults).values()))
-
-
 HANDLE_HELP = """\
 Read requests on stdin and write one envelope per request on stdout, in order.
 
@@ -80,25 +73,21 @@ EXIT_HELP = "Exit status: 0 success, 1 a call failed, 2 bad usage."
 
 
 def _call_options(call: argparse.ArgumentParser) -> None:
-    from toolcaller.envelope import (
-        DEFAULT_DEADLINE_MS,
-        DEFAULT_RETRIES,
-        DEFAULT_RETRY_DELAY_MS,
-        DEFAULT_TIMEOUT_MS,
-    )
+    from toolcaller import envelope as contract  # the defaults of the options
 
     call.add_argument("tool", help="tool name, e.g. math.add")
     call.add_argument("--params", default="{}", metavar="JSON",
                       help="params as JSON, @FILE to read a file, or - for stdin (default {})")
     for flag, kind, metavar, text in (
         ("--timeout", float, "MS", f"time limit of one attempt, in milliseconds (default "
-                                   f"{DEFAULT_TIMEOUT_MS}, or the tool's own)"),
-        ("--retries", int, "N", f"attempts after the first (default {DEFAULT_RETRIES}); only "
-                                "TIMEOUT and EXECUTION_ERROR are retried"),
-        ("--retry-delay", float, "MS", f"wait before the first retry, in milliseconds (default "
-                                       f"{DEFAULT_RETRY_DELAY_MS})"),
-        ("--deadline", float, "MS", f"budget of the whole call, retries and server starts "
-                                    f"included, in milliseconds (default {DEFAULT_DEADLINE_MS})"),
+                                   f"{contract.DEFAULT_TIMEOUT_MS}, or the tool's own)"),
+        ("--retries", int, "N", f"attempts after the first (default {contract.DEFAULT_RETRIES}); "
+                                "only TIMEOUT and EXECUTION_ERROR are retried"),
+        ("--retry-delay", float, "MS", "wait before the first retry, in milliseconds (default "
+                                       f"{contract.DEFAULT_RETRY_DELAY_MS})"),
+        ("--deadline", float, "MS", "budget of the whole call, retries and server starts "
+                                    f"included, in milliseconds (default "
+                                    f"{contract.DEFAULT_DEADLINE_MS})"),
         ("--backoff", float, "FACTOR", "each wait is the previous one times FACTOR (default 1, "
                                        "at most 10)"),
         ("--jitter", float, "MS", "add a random wait of up to MS milliseconds (default 0)"),
@@ -114,10 +103,10 @@ def _call_options(call: argparse.ArgumentParser) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     groups = _option_groups(defaults=False)
-    common = _common(defaults=False)
+    common = argparse.ArgumentParser(add_help=False, parents=list(groups.values()))
     loading = [groups["registry"], groups["plugins"]]
     parser = _Parser(
-        prog="toolcaller", parents=[_common(defaults=True)],
+        prog="toolcaller", parents=list(_option_groups(defaults=True).values()),
         description="Discover tools and call them: JSON in, JSON envelopes out.",
         epilog=EXIT_HELP,
     )
@@ -153,6 +142,22 @@ def _parser() -> argparse.ArgumentParser:
                     help="port to listen on (default: a free one)")
     ui.add_argument("--no-browser", action="store_true",
                     help="print the page's address only, open no browser")
+    serve = sub.add_parser("serve", parents=loading,
+                           help="serve the registry as an MCP server (stdio, or HTTP on "
+                                "127.0.0.1 with a fresh token)",
+                           description="Serve the registry's tools as an MCP server, each call "
+                                       "going through the engine's timeouts, retries and "
+                                       "redaction.")
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                       help="stdio (default: what an mcpServers entry starts) or "
+                            "streamable HTTP")
+    serve.add_argument("--port", type=int, default=0, metavar="N",
+                       help="HTTP port (default: a free one)")
+    serve.add_argument("--filter", metavar="TEXT",
+                       help="serve only the tools matching this discovery filter")
+    serve.add_argument("--print-config", action="store_true",
+                       help="print the mcpServers entry to paste into a client's config "
+                            "(stdio: and exit; HTTP: once listening, token included)")
     parser.commands = dict(sub.choices)
     return parser
 
@@ -166,6 +171,12 @@ def main(argv: list[str] | None = None) -> int:
 
             return run(registry=args.registry, port=args.port,
                        open_browser=not args.no_browser, plugins=args.plugins)
+        if args.command == "serve":
+            from toolcaller.serve.command import run_command
+
+            return run_command(registry=args.registry, plugins=args.plugins,
+                               transport=args.transport, port=args.port, filter=args.filter,
+                               print_config=args.print_config)
         if args.command == "registry-schema":
             from toolcaller.sources.registry_file import registry_schema
 

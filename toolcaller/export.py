@@ -1,4 +1,4 @@
-"""Tool schemas for model APIs: OpenAI function calling, Anthropic tool use, MCP `tools/list`.
+"""Tool schemas for model APIs: OpenAI, Anthropic, Gemini function calling, MCP `tools/list`.
 
 OpenAI and Anthropic accept tool names matching `^[a-zA-Z0-9_-]{1,64}$`, so `math.add` is
 exported as `math_add`. The mapping is deterministic: a valid name is kept; any other character
@@ -7,6 +7,13 @@ characters, gets `_` and 8 hex digits of its SHA-256. `tool_name_map(tools)` ret
 mapping both ways, to turn a model's tool call back into a tool name. Schemas are passed
 through as they are (copied), except the boolean schemas: `true` becomes `{"type": "object"}`
 (any params) and `false` an object that takes no params.
+
+`to_openai`, `to_anthropic`, `to_gemini` and `to_mcp` return a `ToolList` (a list of
+definitions); with `strict=True` each schema that allows it is rewritten for strict mode
+(`toolcaller.llm.strict`: `additionalProperties: false` on every object, every property
+required, optional ones nullable) and flagged strict where the API has the flag, and
+`ToolList.not_strict` says which tools could not be and why (they are exported as they are).
+`to_openai_tools`, `to_anthropic_tools` and `to_mcp_tools` are the earlier, plain forms.
 """
 
 from __future__ import annotations
@@ -16,16 +23,23 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from toolcaller._types import JSONObject
 from toolcaller.core.tool import Tool
+from toolcaller.errors import UsageError
+from toolcaller.llm.strict import strict_schema
 
 __all__ = [
     "NameMap",
+    "ToolList",
     "exported_name",
+    "to_anthropic",
     "to_anthropic_tools",
+    "to_gemini",
+    "to_mcp",
     "to_mcp_tools",
+    "to_openai",
     "to_openai_tools",
     "tool_name_map",
 ]
@@ -139,6 +153,89 @@ def to_mcp_tools(tools: Iterable[ToolLike]) -> list[JSONObject]:
             entry["annotations"] = {"idempotentHint": True}
         listing.append(entry)
     return listing
+
+
+class ToolList(list[JSONObject]):
+    """Tool definitions for a model API (a plain list to JSON and SDKs), and what was not strict."""
+
+    def __init__(self, items: Iterable[JSONObject] = (), not_strict: dict[str, str] | None = None,
+                 ) -> None:
+        super().__init__(items)
+        self.not_strict: dict[str, str] = dict(not_strict or {})
+        """Tool name → why its schema could not be made strict (exported as it is)."""
+
+
+def to_openai(tools: Iterable[ToolLike], *, strict: bool = False,
+              api: Literal["chat", "responses"] = "chat") -> ToolList:
+    """Return OpenAI function tools for Chat Completions (`api="chat"`) or the Responses API.
+
+    Chat: `{"type": "function", "function": {"name", "description", "parameters"}}`;
+    Responses: `{"type": "function", "name", "description", "parameters", "strict"}`. With
+    `strict=True`, schemas are made strict where they allow it (see the module docstring).
+    """
+    if api not in ("chat", "responses"):
+        raise UsageError(f"api must be 'chat' or 'responses', got {api!r}")
+    items, listed = list(tools), ToolList()
+    names = tool_name_map(items)
+    for tool in items:
+        parameters, is_strict = _exported_schema(tool, strict, listed)
+        function: JSONObject = {"name": names.exported(_name(tool)),
+                                "description": _description(tool), "parameters": parameters}
+        if api == "responses":
+            listed.append({"type": "function", **function, "strict": is_strict})
+        else:
+            listed.append({"type": "function",
+                           "function": {**function, "strict": is_strict} if strict else function})
+    return listed
+
+
+def to_anthropic(tools: Iterable[ToolLike], *, strict: bool = False) -> ToolList:
+    """Return Anthropic tools `{"name", "description", "input_schema"}` (+ `strict`)."""
+    items, listed = list(tools), ToolList()
+    names = tool_name_map(items)
+    for tool in items:
+        schema, is_strict = _exported_schema(tool, strict, listed)
+        entry: JSONObject = {"name": names.exported(_name(tool)),
+                             "description": _description(tool), "input_schema": schema}
+        listed.append({**entry, "strict": is_strict} if strict else entry)
+    return listed
+
+
+def to_gemini(tools: Iterable[ToolLike], *, strict: bool = False) -> ToolList:
+    """Return Gemini function declarations `{"name", "description", "parametersJsonSchema"}`.
+
+    Pass them as `tools=[{"functionDeclarations": to_gemini(tools)}]`. Gemini has no strict
+    flag; `strict=True` still writes the schemas in the strict form (every property listed
+    and required, optional ones nullable).
+    """
+    items, listed = list(tools), ToolList()
+    names = tool_name_map(items)
+    for tool in items:
+        schema, _ = _exported_schema(tool, strict, listed)
+        listed.append({"name": names.exported(_name(tool)), "description": _description(tool),
+                       "parametersJsonSchema": schema})
+    return listed
+
+
+def to_mcp(tools: Iterable[ToolLike], *, strict: bool = False) -> ToolList:
+    """Return an MCP `tools/list` listing (see `to_mcp_tools`), strict schemas if asked."""
+    items, listed = list(tools), ToolList()
+    for tool, entry in zip(items, to_mcp_tools(items), strict=True):
+        entry["inputSchema"], _ = _exported_schema(tool, strict, listed)
+        listed.append(entry)
+    return listed
+
+
+def _exported_schema(tool: ToolLike, strict: bool, listed: ToolList) -> tuple[JSONObject, bool]:
+    """The schema to export and whether it is strict; a refusal is noted in `listed`."""
+    schema = _object_schema(_schema(tool))
+    if not strict:
+        return schema, False
+    made, why = strict_schema(schema)
+    if made is None:
+        listed.not_strict[_name(tool)] = why or "unknown reason"
+        return schema, False
+    return made, True
 
 
 def _hashed(safe: str, original: str) -> str:

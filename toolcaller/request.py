@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from toolcaller.errors import InvalidParamsError
 
-__all__ = ["REQUEST_KEYS", "Request", "describe_kind", "parse_request"]
+__all__ = ["REQUEST_KEYS", "Request", "describe_kind", "parse_request", "with_request_id"]
 
 REQUEST_KEYS = ("toolName", "params", "options", "action", "id")
 
@@ -55,3 +55,12 @@ def describe_kind(value: Any) -> str:
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
              int: "a number", float: "a number", type(None): "null"}
     return names.get(type(value), type(value).__name__)
+
+
+def with_request_id(answer: dict[str, Any], request: Any) -> dict[str, Any]:
+    """Copy a request's `id` (a string, number or null) into its answer's `metadata.requestId`."""
+    if isinstance(request, dict) and "id" in request:
+        request_id = request["id"]
+        if request_id is None or isinstance(request_id, str | int | float):
+            answer["metadata"]["requestId"] = request_id
+    return answer

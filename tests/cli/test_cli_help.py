@@ -13,7 +13,7 @@ from tests.cli.test_cli import run
 
 pytestmark = pytest.mark.integration
 
-COMMANDS = ("discover", "call", "handle", "registry-schema", "demo", "ui")
+COMMANDS = ("discover", "call", "handle", "registry-schema", "demo", "ui", "serve")
 
 
 class TestHelp:
@@ -51,7 +51,7 @@ class TestHelp:
 
     @pytest.mark.parametrize(("command", "absent"), [
         ("registry-schema", ("--registry", "--plugins", "--indent")),
-        ("demo", ("--indent",)), ("ui", ("--indent",)),
+        ("demo", ("--indent",)), ("ui", ("--indent",)), ("serve", ("--indent",)),
     ])
     def test_flags_that_do_nothing_are_not_listed(self, command: str,
                                                   absent: tuple[str, ...]) -> None:

@@ -69,7 +69,8 @@ def calls_frame(records: list[CallRecord]) -> pd.DataFrame:
     return pd.DataFrame({
         "call_id": [r.call_id for r in records],
         "tool_name": [r.tool_name for r in records],
-        "timestamp": pd.to_datetime([r.arrived for r in records], unit="s", utc=True),
+        "timestamp": pd.to_datetime([r.arrived for r in records], unit="s",
+                                    utc=True).as_unit("ns"),
         "duration_ms": pd.Series([r.duration for r in records], dtype="float64"),
         "success": pd.Series([r.success for r in records], dtype="bool"),
         "code": pd.Series([r.code for r in records], dtype="object"),

@@ -4,8 +4,10 @@ Started as `python -m toolcaller.adapters._worker` by `toolcaller.adapters.proce
 imports the caller's `__main__` (a plain script without a `__main__` guard is not run again),
 unlike `multiprocessing`'s spawn and forkserver starts. Protocol on its stdin and stdout:
 length-prefixed pickles (`multiprocessing.connection.Connection` framing). The first message
-is the parent's `sys.path`; the worker answers `"ready"` once its imports are done, then one
-reply per request. The tool's own prints on stdout go to stderr, away from the protocol.
+is the parent's `sys.path`; the worker answers `"ready"` once its imports are done. Then, per
+request: `"loaded"` once the tool's function is imported (loading a module is a cold start,
+like starting the worker: not the tool's time), then the reply. The tool's own prints on
+stdout go to stderr, away from the protocol.
 """
 
 from __future__ import annotations
@@ -49,12 +51,20 @@ def _serve(requests: Connection, replies: Connection) -> None:  # pragma: no cov
         try:
             fn = (load_callable(target, Path(base_dir) if base_dir else None)
                   if isinstance(target, str) else target)
+        except BaseException as exc:  # noqa: BLE001 - the parent reports it as the attempt's
+            replies.send_bytes(_error(translate_exception(exc, permanent)))
+            continue
+        replies.send_bytes(LOADED)
+        try:
             value = fn(**kwargs)
             value = value if fmt == "raw" and _picklable(value) else to_json_result(value)
             reply = pickle.dumps(("ok", value))
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
             reply = _error(translate_exception(exc, permanent))
         replies.send_bytes(reply)
+
+
+LOADED = pickle.dumps("loaded")
 
 
 def _error(error: Any) -> bytes:

@@ -32,6 +32,7 @@ Failures map to codes as follows (the engine retries only what is retryable):
 | the request's read timeout (-32001)            | TIMEOUT         | yes                  |
 | the server still starting at the deadline      | TIMEOUT         | yes                  |
 | a server that cannot start                     | EXECUTION_ERROR | yes, unless no command |
+| `isError` from `toolcaller serve`              | the served code | no (served retries)  |
 
 (*) MCP servers report tool failures in the result so that a model can correct its input
 (bad arguments, unknown ids): another identical attempt would fail the same way. A server
@@ -54,6 +55,8 @@ from toolcaller.core.tool import Tool
 from toolcaller.errors import (
     ExecutionError,
     InvalidParamsError,
+    ParseError,
+    RetryExhaustedError,
     ToolCallError,
     ToolTimeoutError,
 )
@@ -69,6 +72,17 @@ normally comes first (and cancels the request on the server); the guard only cat
 that is not cancelled."""
 
 _MESSAGE_CHARS = 1_000
+# What `toolcaller serve` puts in a result's `_meta` (toolcaller.serve.answer): the served
+# call's error (its code kept), and the key a non-object result is wrapped under.
+_SERVED_ERROR = "toolcaller/error"
+_SERVED_WRAPPED = "toolcaller/wrapped"
+_SERVED_CODES: dict[str, type[ToolCallError]] = {
+    "TIMEOUT": ToolTimeoutError,
+    "RETRY_EXHAUSTED": RetryExhaustedError,
+    "INVALID_PARAMS": InvalidParamsError,
+    "EXECUTION_ERROR": ExecutionError,
+    "PARSE_ERROR": ParseError,
+}
 
 # JSON-RPC error codes (mcp.types), kept here so that importing the core needs no mcp.
 _CONNECTION_CLOSED = -32000
@@ -177,17 +191,36 @@ def _target(tool: Tool) -> McpTarget:
 def _output(result: Any, tool: Tool, target: McpTarget, ctx: AttemptContext) -> object:
     """Map a `CallToolResult` by the module docstring's rules; `isError` raises."""
     contents = [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in result.content]
+    served = result.meta if isinstance(result.meta, dict) else {}
+    if result.is_error and isinstance(served.get(_SERVED_ERROR), dict):
+        raise _served_error(served[_SERVED_ERROR], tool.name)
     if result.is_error:
         raise _tool_error(contents, tool, target)
     if ctx.format == "raw":
         return contents
-    if result.structured_content is not None:
-        return result.structured_content
+    structured = result.structured_content
+    if structured is not None:
+        wrapper = served.get(_SERVED_WRAPPED)
+        if isinstance(wrapper, str) and isinstance(structured, dict) and wrapper in structured:
+            return structured[wrapper]
+        return structured
     if len(contents) == 1 and contents[0].get("type") == "text":
         promised = "outputSchema" in tool.metadata
         return TextOutput(contents[0].get("text", ""), media_type="text/plain",
                           promises_json=promised)
     return contents
+
+
+def _served_error(error: dict[str, Any], tool_name: str) -> ToolCallError:
+    """The failure of a call served by `toolcaller serve`, with the served call's own code.
+
+    Not retried here: the serving engine already applied its retry policy.
+    """
+    kind = _SERVED_CODES.get(str(error.get("code")), ExecutionError)
+    message = str(error.get("message") or f"tool {tool_name!r} failed")
+    failure = kind(message, details=error.get("details"))
+    failure.retryable = False
+    return failure
 
 
 # An isError text of a server built on the TypeScript SDK that wraps a JSON-RPC error.

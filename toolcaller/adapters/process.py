@@ -15,6 +15,7 @@ group is killed and a replacement starts in the background.
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import contextlib
 import os
@@ -25,6 +26,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 
 from toolcaller._types import JSONObject
@@ -70,7 +72,7 @@ class _Worker:
         for conn in (self.send, self.recv):
             with contextlib.suppress(OSError):
                 conn.close()
-        threading.Thread(target=self.proc.wait, daemon=True).start()
+        _in_background(self.proc.wait)
 
     def exit_text(self) -> str:
         """Say how the worker ended (waiting briefly for its exit status)."""
@@ -99,15 +101,14 @@ class ProcessPool:
         """Run one attempt of `tool` in a worker; cancelling it kills the worker."""
         payload = _payload(tool, params, ctx.format)
         worker = await self._acquire(ctx)
-        ctx.mark_running()
+        ctx.mark_waiting("the tool's module to load in its worker process")
         loop = asyncio.get_running_loop()
-        readable: asyncio.Future[None] = loop.create_future()
-        fd = worker.recv.fileno()
-        loop.add_reader(fd, _set, readable)
         try:
             worker.send.send_bytes(payload)
-            await readable
-            reply = worker.recv.recv_bytes()
+            reply = await _read(loop, worker)
+            if reply == _LOADED:  # the function is imported: the tool's own run begins
+                ctx.mark_running()
+                reply = await _read(loop, worker)
         except (EOFError, OSError) as exc:
             self._discard(worker)
             raise ExecutionError(f"{worker.exit_text()} during the call") from exc
@@ -115,9 +116,6 @@ class ProcessPool:
             self._discard(worker)
             ctx.note = "its worker process was killed"
             raise
-        finally:
-            with contextlib.suppress(ValueError, OSError):
-                loop.remove_reader(fd)
         self._release(worker)
         return _unpack(reply)
 
@@ -200,7 +198,7 @@ class ProcessPool:
             self._start_in_background()
 
     def _start_in_background(self) -> None:
-        threading.Thread(target=self._start, name="toolcaller-worker-start", daemon=True).start()
+        _in_background(self._start)
 
     async def aclose(self) -> None:
         """Kill every idle worker; workers in use are killed when their attempt ends."""
@@ -233,6 +231,31 @@ class ProcessPool:
         except RuntimeError:  # the waiter's loop is closed
             return False
         return True
+
+
+_LOADED = pickle.dumps("loaded")
+
+
+async def _read(loop: asyncio.AbstractEventLoop, worker: _Worker) -> bytes:
+    """Wait on the loop until the worker has a message, and read it."""
+    readable: asyncio.Future[None] = loop.create_future()
+    fd = worker.recv.fileno()
+    loop.add_reader(fd, _set, readable)
+    try:
+        await readable
+    finally:
+        loop.remove_reader(fd)
+    return worker.recv.recv_bytes()
+
+
+def _in_background(fn: Callable[[], object]) -> None:
+    """Run `fn` in a new thread without waiting for the thread to start.
+
+    `threading.Thread.start()` waits until the new thread runs: 7 ms of a timed-out attempt's
+    answer on a loaded machine (`python -m benchmarks --only process`), spent before it
+    returns. The answer must not wait for reaping a killed worker or starting the next one.
+    """
+    _thread.start_new_thread(fn, ())
 
 
 def _set(future: asyncio.Future[None]) -> None:

@@ -49,10 +49,12 @@ class PythonAdapter:
         self._lock = threading.Lock()
 
     async def invoke(self, tool: Tool, params: JSONObject, ctx: AttemptContext) -> object:
-        """Run one attempt: in a child process, on the loop (async), or in a worker thread."""
+        """Run one attempt: in a worker process, on the loop (async), or in a worker thread."""
         if (ctx.call.options.isolation or tool.isolation) == "process":
             return await self._process_pool().run(ctx, tool, params)
-        target = self._target(tool)
+        target = self._targets.get(tool)
+        if target is None:
+            target = await self._load(tool, ctx)
         try:
             if target.is_async:
                 return await target.fn(**params)
@@ -62,14 +64,18 @@ class PythonAdapter:
         except BaseException as exc:  # a tool's SystemExit is the tool's failure, not ours
             raise translate_exception(exc, tool.permanent_errors) from exc
 
-    def _target(self, tool: Tool) -> _Target:
-        target = self._targets.get(tool)
-        if target is None:
-            fn = tool.target if callable(tool.target) else load_callable(tool.target, tool.base_dir)
-            unwrapped = inspect.unwrap(fn)
-            target = _Target(fn, inspect.iscoroutinefunction(unwrapped)
-                             or inspect.iscoroutinefunction(type(fn).__call__))
-            self._targets[tool] = target
+    async def _load(self, tool: Tool, ctx: AttemptContext) -> _Target:
+        """Find the tool's function; importing its module is a cold start, not the tool's time."""
+        fn = tool.target
+        if not callable(fn):
+            ctx.mark_waiting("the tool's module to load")
+            # In a thread: an import must not hold the event loop (a heavy module takes seconds).
+            fn = await asyncio.to_thread(load_callable, fn, tool.base_dir)
+            ctx.mark_running()
+        unwrapped = inspect.unwrap(fn)
+        target = _Target(fn, inspect.iscoroutinefunction(unwrapped)
+                         or inspect.iscoroutinefunction(type(fn).__call__))
+        self._targets[tool] = target
         return target
 
     def _process_pool(self) -> ProcessPool:

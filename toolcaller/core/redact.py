@@ -29,6 +29,7 @@ __all__ = [
     "is_secret_name",
     "mask_text",
     "redact_params",
+    "redact_params_safely",
     "redact_value",
     "secret_names_in_schema",
 ]
@@ -121,6 +122,19 @@ def redact_params(params: Any, secret_keys: Collection[str] = ()) -> Any:
         else:
             out[key] = _redact(value, secret_keys, (), 1, strict=True)
     return out
+
+
+def redact_params_safely(params: Any, error: Exception | None = None) -> Any:
+    """Mask params for the history of a call that never started (any value, never raises).
+
+    `error` is the call's failure: the secret property names it carries (`secret_keys`, set
+    by the checks before any attempt) are masked too.
+    """
+    keys: frozenset[str] = getattr(error, "secret_keys", frozenset())
+    try:
+        return redact_params(params, keys)
+    except InvalidParamsError:
+        return redact_value(params)
 
 
 def redact_value(value: Any, secrets: Iterable[str] = ()) -> Any:

@@ -25,14 +25,18 @@ import base64
 import contextlib
 import json
 import math
+import numbers
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolcaller.core.pointer import to_pointer
 from toolcaller.errors import ParseError
 
-__all__ = ["PREVIEW_CHARS", "RAW_BYTES_KEYS", "TextOutput", "raw_bytes", "to_json_result",
-           "to_result"]
+if TYPE_CHECKING:
+    from toolcaller.core.context import CallContext
+
+__all__ = ["PREVIEW_CHARS", "RAW_BYTES_KEYS", "TextOutput", "raw_bytes", "result_of",
+           "to_json_result", "to_result"]
 
 PREVIEW_CHARS = 200
 MAX_DEPTH = 500
@@ -86,6 +90,21 @@ def to_result(output: object, fmt: Literal["json", "raw"], declared: Declared = 
         _check_raw(output)
         return output
     return to_json_result(output)
+
+
+def result_of(output: object, call: CallContext) -> Any:
+    """Return a call's result: `to_result` by its format and its tool's `output`, masked if asked.
+
+    Results are not redacted by default (a tool that echoes a password returns it); a tool
+    whose entry says `"redactResult": true` has the call's secrets masked in its result too.
+    """
+    tool = call.tool
+    result = to_result(output, call.options.format, tool.output)
+    if not tool.redact_result:
+        return result
+    from toolcaller.core.redact import redact_value
+
+    return redact_value(result, call.secrets)
 
 
 def _raw_text(output: TextOutput) -> Any:
@@ -170,6 +189,10 @@ def _convert(value: Any, depth: int) -> Any:
 
 def _jsonable(value: Any) -> Any:
     """Convert one non-JSON value (model, dataclass, datetime, set, bytes…) one level down."""
+    if isinstance(value, numbers.Integral):  # numpy's and others' ints
+        return int(value)
+    if isinstance(value, numbers.Real):  # an mpmath.mpf, a Fraction, a numpy float: a float
+        return float(value)
     if isinstance(value, bytes | bytearray | memoryview):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, set | frozenset):

@@ -30,7 +30,9 @@ class Tool:
     """Kind-specific: a callable or `"module:function"` (python), the entry's object (`script`,
     `http`), an MCP target (`mcp`): whatever the kind's adapter reads."""
     metadata: JSONObject = field(default_factory=dict)
-    """Free metadata; `metadata["tags"]` is a list of strings used by discovery."""
+    """Free metadata; `metadata["tags"]` is a list of strings used by discovery;
+    `metadata["sequential"] = True` says the tool must not run beside other calls of one model
+    response (`ToolCaller.run_tool_calls` runs it alone)."""
     options: JSONObject = field(default_factory=dict)
     """Default options for calls of this tool (camelCase keys, as in a request)."""
     isolation: Literal["thread", "process"] | None = None

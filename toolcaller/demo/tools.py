@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any
 
-from toolcaller.adapters.base import TextOutput
+from toolcaller.core.results import TextOutput
 from toolcaller.errors import ExecutionError
 
 _flaky_counts: dict[str, int] = {}

@@ -62,6 +62,8 @@ def load_registry(path: str | Path, *, portal: Portal | None = None,
     data = _read(source)
     base_dir = source.resolve().parent
     tools = tools_from_data(data, str(source), base_dir)
+    if data.get("functions"):
+        tools += _function_tools(data["functions"], source, base_dir, {t.name for t in tools})
     servers = data.get("mcpServers") or {}
     _check_mcp_servers(data.get("tools") or [], servers, source)
     loaded = LoadedRegistry(tools)
@@ -221,6 +223,9 @@ def _validate(data: Any, source: str) -> None:
         pointer = to_pointer(first.instance_path)
         raise RegistryError(f"{source}: {pointer or '/'}: {first.message}", source=source,
                             pointer=pointer)
+    if error.validator == "oneOf" and list(error.absolute_path)[:1] == ["functions"]:
+        # one entry or a list of them: the branch that got furthest says what is wrong
+        error = max(error.context or [error], key=lambda e: len(e.absolute_path))
     pointer = to_pointer(error.absolute_path)
     message = _explain(error)
     raise RegistryError(f"{source}: {pointer or '/'}: {message}", source=source, pointer=pointer)
@@ -248,6 +253,31 @@ def _require_url_params(schema: Any, url: str) -> Any:
     required = list(schema.get("required", []))
     missing = [n for n in names if n not in required]
     return {**schema, "required": required + missing} if missing else schema
+
+
+def _function_tools(specs: Any, source: Path, base_dir: Path, taken: set[str]) -> list[Tool]:
+    """The tools of the registry's `functions` files (`toolcaller.sources.functions`)."""
+    from toolcaller.errors import UsageError
+    from toolcaller.sources.functions import import_functions, read_definitions
+
+    tools: list[Tool] = []
+    for index, spec in enumerate(specs if isinstance(specs, list) else [specs]):
+        pointer = f"/functions/{index}" if isinstance(specs, list) else "/functions"
+        try:
+            made = import_functions(read_definitions(base_dir / spec["file"]),
+                                    spec.get("format", "auto"), python=spec.get("python"),
+                                    base_dir=base_dir)
+        except UsageError as exc:
+            raise RegistryError(f"{source}: {pointer}: {exc}", source=str(source),
+                                pointer=pointer) from None
+        for tool in made:
+            if tool.name in taken:
+                raise RegistryError(f"{source}: {pointer}: the function {tool.name!r} has the "
+                                    "name of another tool; tool names must be unique",
+                                    source=str(source), pointer=pointer)
+            taken.add(tool.name)
+        tools += made
+    return tools
 
 
 def _check_mcp_servers(entries: list[Any], servers: dict[str, Any], source: Path) -> None:
