@@ -42,7 +42,7 @@ def registry_schema() -> dict[str, Any]:
 
 @dataclass(slots=True)
 class LoadedRegistry:
-    """What a registry file holds: its tools, its lazy sources (MCP servers), their hub."""
+    """What a registry file holds: its tools, its lazy sources (MCP servers, OpenAPI documents)."""
 
     tools: list[Tool]
     sources: list[Source] = field(default_factory=list)
