@@ -23,7 +23,7 @@ def block(text: str) -> SimpleNamespace:
 
 def result(*texts: str, structured: Any = None, is_error: bool = False) -> SimpleNamespace:
     return SimpleNamespace(content=[block(t) for t in texts], structured_content=structured,
-                           is_error=is_error)
+                           is_error=is_error, meta=None)
 
 
 class FakeHub:
