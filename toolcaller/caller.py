@@ -35,7 +35,7 @@ from toolcaller.core.redact import (
     redact_value,
 )
 from toolcaller.core.registry import Registry
-from toolcaller.core.results import to_result
+from toolcaller.core.results import result_of
 from toolcaller.core.tool import Tool
 from toolcaller.envelope import CallMetadata, DiscoveryMetadata, Envelope, ErrorInfo, now_utc
 from toolcaller.errors import ExecutionError, ToolCallError, ToolTimeoutError
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from toolcaller.batch import CallerSource
     from toolcaller.llm import RunSettings, ToolReplies
+    from toolcaller.sources.registry_file import Connect
 
 __all__ = ["ToolCaller"]
 
@@ -92,17 +93,17 @@ class ToolCaller:
     # -- tools --------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | Path, **kwargs: Any) -> ToolCaller:
-        """Build a caller from a registry file (`RegistryError` names the file and the problem)."""
+    def from_file(cls, path: str | Path, *, connect: Connect = "lazy", **kwargs: Any) -> ToolCaller:
+        """Build a caller from a registry file; `connect="background"` starts its servers now."""
         caller = cls(registry=Registry(), **kwargs)
-        caller.load(path)
+        caller.load(path, connect=connect)
         return caller
 
-    def load(self, path: str | Path) -> None:
-        """Add the tools and MCP servers of a registry file."""
+    def load(self, path: str | Path, *, connect: Connect = "lazy") -> None:
+        """Add a registry file's tools, MCP servers and OpenAPI documents (when: `connect`)."""
         from toolcaller.sources.registry_file import load_registry
 
-        loaded = load_registry(path, portal=self.portal)
+        loaded = load_registry(path, portal=self.portal, connect=connect)
         for made in loaded.tools:
             self.registry.add(made)
         for source in loaded.sources:
@@ -204,11 +205,7 @@ class ToolCaller:
     async def _acall(self, arrival: Arrival, name: Any, params: Any, options: Any,
                      option_kwargs: dict[str, Any], on_event: OnEvent | None) -> Envelope:
         try:
-            if self.registry.needs_listing(name):  # listing may start a server: not on the loop
-                call = await asyncio.to_thread(self._preparer.prepare, arrival, name, params,
-                                               options, option_kwargs)
-            else:
-                call = self._preparer.prepare(arrival, name, params, options, option_kwargs)
+            call = await self._preparer.aprepare(arrival, name, params, options, option_kwargs)
         except ToolCallError as error:
             keys: frozenset[str] = getattr(error, "secret_keys", frozenset())
             return self._answer(arrival, name, redact_params_safely(params, error), None,
@@ -217,14 +214,14 @@ class ToolCaller:
         return await self._run(call)
 
     async def _run(self, call: CallContext) -> Envelope:
-        tool, params, fmt = call.tool, call.params, call.options.format
+        tool, params = call.tool, call.params
 
         async def invoke(ctx: Any) -> object:
             return await adapter.invoke(tool, params, ctx)
 
         try:
             adapter = self.adapter_for(tool.kind)
-            result = await run_attempts(call, invoke, lambda out: to_result(out, fmt), self._rng)
+            result = await run_attempts(call, invoke, lambda out: result_of(out, call), self._rng)
         except ToolCallError as error:
             return self._answer_call(call, error=error)
         except asyncio.CancelledError:
@@ -390,9 +387,12 @@ class ToolCaller:
         await self.aclose()
 
     def explore(self) -> Any:
-        """Return the notebook explorer widget for this caller (needs the notebook extra)."""
-        from toolcaller.widgets import Explorer
-
+        """Return the notebook explorer widget (`ImportError` saying what to install without)."""
+        try:
+            from toolcaller.widgets import Explorer
+        except ImportError as exc:  # without the notebook extra: say what to install
+            raise ImportError(f"the explorer needs the notebook extra ({exc.name}): from a "
+                              "clone of toolcaller, pip install '.[notebook]'") from exc
         return Explorer(self)
 
 

@@ -22,61 +22,132 @@ class _UsageError(Exception):
     pass
 
 
-def _common(defaults: bool) -> argparse.ArgumentParser:
-    """The options every command takes, before or after the command's name."""
-    # Sub-commands must not reset what was given before the command: their defaults are
-    # SUPPRESS, and only the top-level parser sets real ones.
+class _Parser(argparse.ArgumentParser):
+    """A parser whose unknown arguments are reported with the usage of their subcommand."""
+
+    commands: dict[str, argparse.ArgumentParser]
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """Parse argv; an unknown argument is an error of the subcommand it was given to."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            command = getattr(self, "commands", {}).get(getattr(parsed, "command", None), self)
+            command.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
+
+def _option_groups(defaults: bool) -> dict[str, argparse.ArgumentParser]:
+    """The shared options, a parent parser each: before the command's name, the top level's.
+
+    Sub-commands must not reset what was given before the command: their defaults are
+    SUPPRESS, and only the top-level parser sets real ones.
+    """
     default: dict[str, Any] = {} if defaults else {"default": argparse.SUPPRESS}
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--registry", metavar="FILE",
-                        help="registry file (default: the embedded demo registry)",
+    registry = argparse.ArgumentParser(add_help=False)
+    registry.add_argument("--registry", metavar="FILE",
+                          help="registry file (default: the embedded demo registry)",
+                          **({"default": None} if defaults else default))
+    plugins = argparse.ArgumentParser(add_help=False)
+    plugins.add_argument("--plugins", action="store_true",
+                         help="also load tools from installed plugins (toolcaller.tools)",
+                         **default)
+    indent = argparse.ArgumentParser(add_help=False)
+    indent.add_argument("--indent", type=int, metavar="N",
+                        help="indent the JSON output by N spaces (default: 2 for discover "
+                             "and call, one line per envelope for handle)",
                         **({"default": None} if defaults else default))
-    common.add_argument("--plugins", action="store_true",
-                        help="also load tools from installed plugins (toolcaller.tools)",
-                        **default)
-    common.add_argument("--indent", type=int, metavar="N",
-                        help="indent the JSON output by N spaces",
-                        **({"default": None} if defaults else default))
-    return common
+    return {"registry": registry, "plugins": plugins, "indent": indent}
+
+
+HANDLE_HELP = """\
+Read requests on stdin and write one envelope per request on stdout, in order.
+
+Input: one JSON request, or JSON Lines (one request per line; a request spread over
+several lines is read once it is complete). A request is
+  {"toolName": "math.add", "params": {"a": 1}, "options": {"timeout": 5000}}
+or {"action": "discover", "options": {"filter": "tag:math"}}; an optional "id" (string,
+number or null) comes back as metadata.requestId. A line that is not JSON is answered
+with an INVALID_PARAMS envelope, and reading goes on.
+"""
+EXIT_HELP = "Exit status: 0 success, 1 a call failed, 2 bad usage."
+
+
+def _call_options(call: argparse.ArgumentParser) -> None:
+    from toolcaller import envelope as contract  # the defaults of the options
+
+    call.add_argument("tool", help="tool name, e.g. math.add")
+    call.add_argument("--params", default="{}", metavar="JSON",
+                      help="params as JSON, @FILE to read a file, or - for stdin (default {})")
+    for flag, kind, metavar, text in (
+        ("--timeout", float, "MS", f"time limit of one attempt, in milliseconds (default "
+                                   f"{contract.DEFAULT_TIMEOUT_MS}, or the tool's own)"),
+        ("--retries", int, "N", f"attempts after the first (default {contract.DEFAULT_RETRIES}); "
+                                "only TIMEOUT and EXECUTION_ERROR are retried"),
+        ("--retry-delay", float, "MS", "wait before the first retry, in milliseconds (default "
+                                       f"{contract.DEFAULT_RETRY_DELAY_MS})"),
+        ("--deadline", float, "MS", "budget of the whole call, retries and server starts "
+                                    f"included, in milliseconds (default "
+                                    f"{contract.DEFAULT_DEADLINE_MS})"),
+        ("--backoff", float, "FACTOR", "each wait is the previous one times FACTOR (default 1, "
+                                       "at most 10)"),
+        ("--jitter", float, "MS", "add a random wait of up to MS milliseconds (default 0)"),
+    ):
+        call.add_argument(flag, type=kind, default=None, metavar=metavar, help=text)
+    call.add_argument("--format", choices=["json", "raw"], default=None,
+                      help="json (default) parses output that promises JSON; raw returns it "
+                           "untouched (bytes as {mediaType, base64})")
+    call.add_argument("--isolation", choices=["thread", "process"], default=None,
+                      help="how a sync Python tool runs: a worker thread (default) or a child "
+                           "process, killed on timeout")
 
 
 def _parser() -> argparse.ArgumentParser:
-    common = _common(defaults=False)
-    parser = argparse.ArgumentParser(
-        prog="toolcaller", parents=[_common(defaults=True)],
+    groups = _option_groups(defaults=False)
+    common = argparse.ArgumentParser(add_help=False, parents=list(groups.values()))
+    loading = [groups["registry"], groups["plugins"]]
+    parser = _Parser(
+        prog="toolcaller", parents=list(_option_groups(defaults=True).values()),
         description="Discover tools and call them: JSON in, JSON envelopes out.",
-        epilog="Exit status: 0 success, 1 a call failed, 2 bad usage.",
+        epilog=EXIT_HELP,
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    discover = sub.add_parser("discover", parents=[common], help="list tools (runs none)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                parser_class=argparse.ArgumentParser)
+    discover = sub.add_parser(
+        "discover", parents=[common], help="list tools (runs none)", epilog=EXIT_HELP,
+        description="List the tools that match a filter, as a discovery envelope (or names). "
+                    "Registry problems (a server that did not start) are listed too.")
     discover.add_argument("filter", nargs="?", help="filter (same as --filter)")
     discover.add_argument("--filter", dest="filter_opt", metavar="TEXT",
                           help="words, tag:NAME, name:GLOB, -EXCLUDED")
-    discover.add_argument("--names", action="store_true", help="print names only, one a line")
-    call = sub.add_parser("call", parents=[common], help="call one tool")
-    call.add_argument("tool", help="tool name, e.g. math.add")
-    call.add_argument("--params", default="{}", metavar="JSON",
-                      help="params as JSON, @FILE to read a file, or - for stdin")
-    for flag, kind in (("--timeout", float), ("--retries", int), ("--retry-delay", float),
-                       ("--deadline", float), ("--backoff", float), ("--jitter", float)):
-        call.add_argument(flag, type=kind, default=None)
-    call.add_argument("--format", choices=["json", "raw"], default=None)
-    call.add_argument("--isolation", choices=["thread", "process"], default=None)
+    discover.add_argument("--names", action="store_true",
+                          help="print names only, one a line; problems go to stderr (exit 1)")
+    call = sub.add_parser("call", parents=[common], help="call one tool", epilog=EXIT_HELP,
+                          description="Call one tool and print its envelope.")
+    _call_options(call)
     sub.add_parser("handle", parents=[common],
-                   help="answer requests read on stdin (one JSON value, or JSON Lines)")
-    sub.add_parser("registry-schema", parents=[common],
-                   help="print the JSON Schema of registry files")
-    sub.add_parser("demo", parents=[common],
-                   help="list the tools and call a few of them, one line per call")
-    ui = sub.add_parser("ui", parents=[common],
-                        help="serve the explorer as a web page on 127.0.0.1 (Ctrl-C stops it)")
+                   help="answer requests read on stdin (one JSON value, or JSON Lines)",
+                   description=HANDLE_HELP, epilog=EXIT_HELP,
+                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub.add_parser("registry-schema", help="print the JSON Schema of registry files",
+                   description="Print the JSON Schema that registry files are checked against.")
+    sub.add_parser("demo", parents=loading,
+                   help="list the tools and call a few of them, one line per call",
+                   description="List the tools, then call a few: a success and every error "
+                               "code, one line per call.")
+    ui = sub.add_parser("ui", parents=loading,
+                        help="serve the explorer as a web page on 127.0.0.1 (Ctrl-C stops it)",
+                        description="Serve the notebook explorer as a web page on 127.0.0.1 "
+                                    "(needs the ui extra); Ctrl-C stops it.")
     ui.add_argument("--port", type=int, default=0, metavar="N",
                     help="port to listen on (default: a free one)")
     ui.add_argument("--no-browser", action="store_true",
                     help="print the page's address only, open no browser")
-    serve = sub.add_parser("serve", parents=[common],
+    serve = sub.add_parser("serve", parents=loading,
                            help="serve the registry as an MCP server (stdio, or HTTP on "
-                                "127.0.0.1 with a fresh token)")
+                                "127.0.0.1 with a fresh token)",
+                           description="Serve the registry's tools as an MCP server, each call "
+                                       "going through the engine's timeouts, retries and "
+                                       "redaction.")
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                        help="stdio (default: what an mcpServers entry starts) or "
                             "streamable HTTP")
@@ -87,6 +158,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--print-config", action="store_true",
                        help="print the mcpServers entry to paste into a client's config "
                             "(stdio: and exit; HTTP: once listening, token included)")
+    parser.commands = dict(sub.choices)
     return parser
 
 
@@ -155,8 +227,12 @@ def _discover(caller: ToolCaller, args: argparse.Namespace) -> int:
     if args.names:
         for item in envelope.result["tools"]:
             print(item["name"])
-    else:
-        _write(sys.stdout, envelope.to_dict(), args.indent if args.indent is not None else 2)
+        problems = envelope.result.get("problems") or []
+        for problem in problems:
+            where = problem.get("tool") or problem.get("source")
+            print(f"toolcaller: problem: {where}: {problem['message']}", file=sys.stderr)
+        return EXIT_FAILED if problems else EXIT_OK
+    _write(sys.stdout, envelope.to_dict(), args.indent if args.indent is not None else 2)
     return EXIT_OK
 
 

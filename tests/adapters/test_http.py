@@ -7,7 +7,7 @@ import base64
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
@@ -18,12 +18,12 @@ import pytest
 from tests.adapters.conftest import free_port
 from toolcaller import testing
 from toolcaller.adapters._http_request import Call, prepare
+from toolcaller.adapters._http_response import retry_after_s as _retry_after_s
 from toolcaller.adapters.base import AttemptContext, TextOutput, parse_entry
 from toolcaller.adapters.http import (
     _ERROR_MAP,
     HttpAdapter,
     HttpSpec,
-    _retry_after_s,
     _translate_errors,
 )
 from toolcaller.core.tool import Tool
@@ -522,74 +522,3 @@ def test_error_messages_are_masked() -> None:
     with pytest.raises(ExecutionError) as info, _translate_errors(call):
         raise httpx.ConnectError("could not reach sekret-value-42")
     assert "sekret-value-42" not in info.value.message
-
-
-@pytest.fixture
-def caller(httpbin_url: str) -> Iterator[Any]:
-    from toolcaller import ToolCaller
-
-    tools = [
-        Tool(
-            name=name, description=name, params_schema={"type": "object"}, kind="http",
-            target={"method": "GET", "url": f"{httpbin_url}{path}"},
-        )
-        for name, path in [
-            ("h.get", "/get"), ("h.503", "/status/503"), ("h.404", "/status/404"),
-            ("h.delay", "/delay/3"), ("h.html", "/html"), ("h.bytes", "/bytes/16"),
-        ]
-    ]  # fmt: skip
-    caller = ToolCaller(tools=tools, adapters={"http": HttpAdapter(trust_env=False)})
-    yield caller
-    caller.close()
-
-
-class TestThroughEngine:
-    def test_success(self, caller: Any) -> None:
-        """A 2xx JSON body is the parsed result."""
-        envelope = caller.handle({"toolName": "h.get", "params": {"a": "1"}})
-        assert envelope["success"], envelope
-        assert envelope["result"]["args"] == {"a": "1"}
-
-    def test_503_is_retried_until_exhausted(self, caller: Any) -> None:
-        """503 is retried: RETRY_EXHAUSTED after 1 + retries attempts."""
-        options = {"retries": 2, "retryDelay": 20}
-        envelope = caller.handle({"toolName": "h.503", "options": options})
-        assert envelope["error"]["code"] == "RETRY_EXHAUSTED"
-        assert envelope["metadata"]["attempts"] == 3
-
-    def test_404_is_not_retried(self, caller: Any) -> None:
-        """404 is permanent: EXECUTION_ERROR after one attempt."""
-        options = {"retries": 3, "retryDelay": 20}
-        envelope = caller.handle({"toolName": "h.404", "options": options})
-        assert envelope["error"]["code"] == "EXECUTION_ERROR"
-        assert envelope["metadata"]["attempts"] == 1
-
-    def test_delay_times_out(self, caller: Any) -> None:
-        """A slow endpoint gives TIMEOUT on time (sync path)."""
-        options = {"timeout": 300, "retries": 0}
-        envelope = caller.handle({"toolName": "h.delay", "options": options})
-        assert envelope["error"]["code"] == "TIMEOUT"
-        assert envelope["metadata"]["attempts"] == 1
-        assert envelope["metadata"]["duration"] < 1000
-
-    async def test_delay_times_out_async(self, caller: Any) -> None:
-        """A slow endpoint gives TIMEOUT on time (async path, cancelled)."""
-        options = {"timeout": 300, "retries": 0}
-        envelope = await caller.ahandle({"toolName": "h.delay", "options": options})
-        assert envelope["error"]["code"] == "TIMEOUT"
-        assert envelope["metadata"]["duration"] < 1000
-
-    def test_html_with_format_json_is_a_parse_error(self, caller: Any) -> None:
-        """HTML asked for as JSON is PARSE_ERROR, not retried."""
-        envelope = caller.handle({"toolName": "h.html", "options": {"retries": 2}})
-        assert envelope["error"]["code"] == "PARSE_ERROR"
-        assert envelope["metadata"]["attempts"] == 1
-
-    def test_raw_formats(self, caller: Any) -> None:
-        """With format raw, HTML is a string and bytes come back (base64 in JSON)."""
-        html = caller.handle({"toolName": "h.html", "options": {"format": "raw"}})
-        assert html["success"]
-        assert "Moby-Dick" in html["result"]
-        data = caller.handle({"toolName": "h.bytes", "options": {"format": "raw"}})
-        assert data["success"]
-        assert isinstance(data["result"], str)

@@ -103,12 +103,14 @@ class TestRule7Results:
         ("output", "expected"), [
             (TextOutput('{"a": 1}'), '{"a": 1}'),
             (TextOutput("<html>"), "<html>"),
-            (TextOutput(b"\x00\xff"), "AP8="),
+            (TextOutput(b"\x00\xff", "image/png"), {"mediaType": "image/png", "base64": "AP8="}),
+            (TextOutput(b"\xfb\xff"), {"mediaType": "application/octet-stream",
+                                         "base64": "+/8="}),
         ],
-        ids=["json-text", "html", "bytes"],
+        ids=["json-text", "html", "bytes", "bytes-standard-base64"],
     )
     def test_raw_is_untouched(self, output: TextOutput, expected: Any) -> None:
-        """With format raw the output is returned untouched (bytes as base64 in JSON)."""
+        """With format raw text is untouched; bytes are standard base64 with their media type."""
         caller = ToolCaller(tools=[make_tool(lambda: output, "t")])
         data = caller.handle({"toolName": "t", "options": {"format": "raw"}})
         assert data["success"] is True

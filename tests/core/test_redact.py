@@ -151,6 +151,28 @@ class TestMaskText:
         assert mask_text("a b c", ["a", "ab"]) == "a b c"
 
 
+    @pytest.mark.parametrize(("text", "expected"), [
+        ("tool 'httpbin.get_basic_auth_user_passwd' failed",
+         "tool 'httpbin.get_basic_auth_user_passwd' failed"),
+        ("GET http://h/basic-auth/user/passwd answered 401",
+         f"GET http://h/basic-auth/user/{MASK} answered 401"),
+        ("read /tmp/passwd.txt, config.passwd, my-passwd", "read /tmp/passwd.txt, config.passwd, "
+                                                           "my-passwd"),
+        ("password=passwd; then passwd.", f"password={MASK}; then {MASK}."),
+    ], ids=["tool-name", "path-segment", "file-names", "value-and-sentence-end"])
+    def test_known_secrets_mask_whole_tokens_only(self, text: str, expected: str) -> None:
+        """A secret value masks whole values and tokens, never a part of a name or file name."""
+        assert mask_text(text, ["passwd"]) == expected
+
+    @pytest.mark.parametrize("text", ["GET http://h/bearer answered 401 UNAUTHORIZED",
+                                      "the bearer answered slowly",
+                                      "Basic setupguide follows", "GET /basic-auth/u/p"],
+                             ids=["bearer-path", "bearer-word", "basic-word", "basic-path"])
+    def test_auth_scheme_words_do_not_swallow_the_next_word(self, text: str) -> None:
+        """The words Bearer and Basic mask only credentials after them, not ordinary words."""
+        assert mask_text(text) == text
+
+
 class TestRedactValue:
     def test_known_secrets_in_nested_details(self) -> None:
         """Known secrets are masked in strings of nested details; keys and numbers stay."""

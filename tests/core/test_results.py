@@ -184,11 +184,17 @@ class TestTextOutput:
 
 
 class TestRaw:
-    @pytest.mark.parametrize("data", ["<html>", '{"a": 1}', b"\x00\xff"],
-                             ids=["html", "json-text", "bytes"])
-    def test_text_untouched(self, data: str | bytes) -> None:
+    @pytest.mark.parametrize("data", ["<html>", '{"a": 1}'], ids=["html", "json-text"])
+    def test_text_untouched(self, data: str) -> None:
         """With format raw, text output is returned as is (not parsed)."""
         assert to_result(TextOutput(data), "raw") == data
+
+    @pytest.mark.parametrize("output", [TextOutput(b"\xfb\xff", "image/png"), b"\xfb\xff"],
+                             ids=["text-output", "python-bytes"])
+    def test_bytes_are_standard_base64_with_their_media_type(self, output: Any) -> None:
+        """With format raw, bytes become {mediaType, base64} in standard (not URL-safe) base64."""
+        media = "image/png" if isinstance(output, TextOutput) else "application/octet-stream"
+        assert to_result(output, "raw") == {"mediaType": media, "base64": "+/8="}
 
     def test_python_value_untouched(self) -> None:
         """With format raw, a Python value is returned as is."""
@@ -198,3 +204,70 @@ class TestRaw:
     def test_json_format_converts(self) -> None:
         """With format json, a Python value is converted."""
         assert to_result({"a": (1, 2)}, "json") == {"a": [1, 2]}
+
+
+class TestTextRules:
+    """SPEC rule 7: only output that promises JSON is parsed; text by nature is a string."""
+
+    @pytest.mark.parametrize("text", ["On branch main\nnothing to commit", "<html>hi</html>",
+                                      "", "{not json"], ids=["prose", "html", "empty", "brace"])
+    def test_text_by_nature_is_a_string(self, text: str) -> None:
+        """Text that promises no JSON is returned as a string, whatever it looks like."""
+        assert to_result(TextOutput(text, "text/plain", promises_json=False), "json") == text
+
+    def test_json_looking_text_by_nature_stays_a_string(self) -> None:
+        """Text by nature is not parsed even when it happens to be JSON."""
+        out = TextOutput('{"a": 1}', "text/plain", promises_json=False)
+        assert to_result(out, "json") == '{"a": 1}'
+
+    @pytest.mark.parametrize(("data", "expected"), [('{"a": 1}', {"a": 1}), ("hello", "hello"),
+                                                    (b"[1]", [1]), (b"caf\xc3\xa9", "café")],
+                             ids=["json", "text", "json-bytes", "text-bytes"])
+    def test_unknown_output_is_json_when_it_parses(self, data: Any, expected: Any) -> None:
+        """Output nothing is known about is JSON when it parses, else a string."""
+        assert to_result(TextOutput(data, promises_json=None), "json") == expected
+
+    @pytest.mark.parametrize("output", [TextOutput(b"\x89PNG\r\n", "image/png", False),
+                                        TextOutput(b"\xff\xfe\x00", None, None)],
+                             ids=["labelled-binary", "unlabelled-not-utf8"])
+    def test_binary_under_json_says_use_raw(self, output: TextOutput) -> None:
+        """Binary output under format json is PARSE_ERROR telling to use format raw."""
+        with pytest.raises(ParseError, match="format 'raw'") as caught:
+            to_result(output, "json")
+        assert caught.value.details["bytes"] == len(output.data)
+
+    def test_promised_json_that_is_not_json_is_a_parse_error(self) -> None:
+        """TC-09: output that promises JSON and is not JSON is PARSE_ERROR."""
+        with pytest.raises(ParseError, match="not valid JSON"):
+            to_result(TextOutput("<html>", "text/html", promises_json=True), "json")
+
+    @pytest.mark.parametrize("media", ["application/json", "application/x-ndjson",
+                                       "application/vnd.api+json"])
+    def test_json_lines_labelled_json_are_a_list(self, media: str) -> None:
+        """A JSON-labelled body holding one JSON text per line is the list of them."""
+        body = '{"id": 0}\n{"id": 1}\n'
+        assert to_result(TextOutput(body, media), "json") == [{"id": 0}, {"id": 1}]
+
+    def test_several_json_texts_from_a_script_stay_a_parse_error(self) -> None:
+        """Unlabelled output (a script's stdout) must be one JSON text."""
+        with pytest.raises(ParseError, match="Extra data"):
+            to_result(TextOutput('{"id": 0}\n{"id": 1}\n'), "json")
+
+    def test_broken_json_lines_keep_the_first_error(self) -> None:
+        """A JSON body whose lines do not all parse is PARSE_ERROR."""
+        with pytest.raises(ParseError, match="Extra data"):
+            to_result(TextOutput('{"id": 0}\n{"id": 1} x\n', "application/json"), "json")
+
+    @pytest.mark.parametrize(("declared", "output", "expected"), [
+        ("text", TextOutput('{"a": 1}'), '{"a": 1}'),
+        ("json", TextOutput('{"a": 1}', promises_json=False), {"a": 1}),
+        ("json", '{"a": 1}', {"a": 1}),
+    ], ids=["text-wins", "json-wins", "python-string"])
+    def test_the_entry_declaration_wins(self, declared: Any, output: Any, expected: Any) -> None:
+        """A tool entry's `output` overrides what its adapter said."""
+        assert to_result(output, "json", declared) == expected
+
+    def test_declared_json_that_is_not_json_is_a_parse_error(self) -> None:
+        """A tool whose entry promises JSON and answers prose is PARSE_ERROR."""
+        with pytest.raises(ParseError):
+            to_result("plain words", "json", "json")

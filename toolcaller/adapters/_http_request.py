@@ -1,21 +1,18 @@
 """What one attempt of an HTTP tool sends: the `http` entry's spec, and the request built from it.
 
 See `toolcaller.adapters.http` for the rules (templates, query, headers or body, `${VAR}`,
-secrets). The secrets a request carries are also kept out of httpx's own log (`_LogMask`).
+secrets), `_http_encoding` for how values are written, `_http_auth` for credentials. The
+secrets a request carries are also kept out of httpx's own log (`_http_log`).
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import re
-import threading
 import time
 import urllib.parse
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,24 +20,37 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolcaller._types import JSONObject
+from toolcaller.adapters._http_auth import Credential, choose_credentials
+from toolcaller.adapters._http_encoding import (
+    FORM,
+    MULTIPART,
+    ParamStyle,
+    form_body,
+    multipart_body,
+    query_pairs,
+    raw_body,
+    scalar_text,
+)
+from toolcaller.adapters._http_log import remember_secrets
 from toolcaller.adapters.base import AttemptContext
-from toolcaller.core.redact import is_secret_name, mask_text
+from toolcaller.core.redact import is_secret_name
 from toolcaller.core.templates import URL_PARAM, expand_vars, url_params
 from toolcaller.core.tool import Tool
 from toolcaller.errors import InvalidParamsError
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
-    "LOG_SECRETS_KEPT",
+    "IDEMPOTENT_METHODS",
     "QUERY_METHODS",
     "Call",
     "HttpSpec",
-    "mask_http_logs",
     "prepare",
 ]
 
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 QUERY_METHODS = frozenset({"GET", "DELETE", "HEAD", "OPTIONS"})
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
+"""Methods that may be sent again after a failure whose effect is unknown (RFC 9110 §9.2.2)."""
 TIMEOUT_GUARD_S = 1.0
 """httpx's timeout is the attempt's time left plus this (see `prepare`)."""
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 token
@@ -70,6 +80,19 @@ class HttpSpec(BaseModel):
         None, alias="bodyParam", min_length=1,
         description="The param whose value is the whole JSON body; other params go to the query.",
     )  # fmt: skip
+    content_type: str | None = Field(
+        None, alias="contentType",
+        description="Media type of the body: JSON (default), application/x-www-form-urlencoded, "
+                    "multipart/form-data, or another (the body param is then a string).",
+    )  # fmt: skip
+    styles: dict[str, ParamStyle] = Field(
+        default_factory=dict,
+        description="How query params and form fields are written: {param: {style, explode}}.",
+    )
+    auth: list[list[Credential]] = Field(
+        default_factory=list,
+        description="Credentials read from the environment; the first complete one is sent.",
+    )
     timeout: float | None = Field(None, gt=0, description="Cap on the attempt's timeout, in ms.")
     follow_redirects: bool = Field(True, alias="followRedirects", description="Follow 3xx.")
     max_response_bytes: int = Field(
@@ -82,6 +105,23 @@ class HttpSpec(BaseModel):
         if not re.fullmatch(r"[A-Za-z]+", value):
             raise ValueError(f"not an HTTP method: {value!r}")
         return value.upper()
+
+    @field_validator("auth", mode="before")
+    @classmethod
+    def _alternatives(cls, value: Any) -> Any:
+        """Accept one credential, or a list of alternatives each one credential or a list."""
+        if isinstance(value, dict):
+            return [[value]]
+        if isinstance(value, list):
+            return [item if isinstance(item, list) else [item] for item in value]
+        return value
+
+    @property
+    def media_type(self) -> str:
+        """The body's media type: `contentType`, else a fixed Content-Type header, else JSON."""
+        given = self.content_type or next(
+            (v for k, v in self.headers.items() if k.lower() == "content-type"), "")
+        return given.split(";")[0].strip().lower() or "application/json"
 
     @model_validator(mode="after")
     def _one_place_per_param(self) -> HttpSpec:
@@ -117,6 +157,10 @@ class Call:
     cap: int
     follow_redirects: bool
     secrets: set[str]
+    retry_safe: bool = True
+    """Whether a failure whose effect on the server is unknown may be retried (idempotent)."""
+    auth_hint: str = ""
+    """Which credentials were not sent because their variables are not set (for 401/403)."""
 
     @property
     def shown_url(self) -> str:
@@ -166,34 +210,85 @@ def prepare(spec: HttpSpec, tool: Tool, params: JSONObject, ctx: AttemptContext)
     ctx.secrets.update(revealed)
     headers = _headers(spec, ctx, tool.name)
     query = _fixed_query(spec, ctx, tool.name)
+    applied = choose_credentials(spec.auth, tool_name=tool.name) if spec.auth else None
+    if applied is not None:
+        _put_credentials(applied, headers, query, ctx)
     if spec.header_params:
         _put_header_params(spec.header_params, rest, headers, ctx, tool.name)
     for name in spec.query_params:
         if name in rest:
-            query.extend(_to_query({name: rest.pop(name)}))
-    content = None
+            query.extend(query_pairs({name: rest.pop(name)}, spec.styles))
+    body: Any = _NO_BODY
     if spec.body_param is not None:  # the body is one param: every other one is a query entry
         if spec.body_param in rest:
-            content = _to_json(rest.pop(spec.body_param), tool.name)
-        query.extend(_to_query(rest))
+            body = rest.pop(spec.body_param)
+        query.extend(query_pairs(rest, spec.styles))
     elif spec.method in QUERY_METHODS:
-        query.extend(_to_query(rest))
+        query.extend(query_pairs(rest, spec.styles))
     else:
-        content = _to_json(rest, tool.name)
-    if content is not None and not any(k.lower() == "content-type" for k in headers):
-        headers["Content-Type"] = "application/json"
+        body = rest
+    call = Call(tool.name, spec.method, url, query, headers, None, 0.0, 0.0,
+                spec.max_response_bytes, spec.follow_redirects, ctx.secrets,
+                retry_safe=spec.method in IDEMPOTENT_METHODS or tool.idempotent,
+                auth_hint=applied.wanted if applied is not None else "")
+    if body is not _NO_BODY:
+        _put_body(call, spec, body, tool.name)
     # The engine ends the attempt at its limit by cancelling it; httpx's own timeout comes a
     # guard later, so that the two never race: a cancel landing in httpcore's clean-up after a
     # ReadTimeout would leave the connection open. An entry's shorter `timeout` is httpx's.
     timeout_s = ctx.remaining_s() + TIMEOUT_GUARD_S
     if spec.timeout is not None:
         timeout_s = min(timeout_s, spec.timeout / 1000)
-    _LOG_MASK.remember(_as_logged(ctx.secrets))
-    return Call(
-        tool.name, spec.method, url, query, headers, content, timeout_s,
-        time.monotonic() + timeout_s, spec.max_response_bytes, spec.follow_redirects,
-        ctx.secrets,
-    )  # fmt: skip
+    call.timeout_s, call.deadline = timeout_s, time.monotonic() + timeout_s
+    remember_secrets(ctx.secrets)
+    return call
+
+
+_NO_BODY = object()
+
+
+def _put_body(call: Call, spec: HttpSpec, body: Any, tool_name: str) -> None:
+    """Encode the body by the entry's media type, and say which (unless a header says so)."""
+    media = spec.media_type
+    if media == MULTIPART:
+        if not isinstance(body, dict):
+            raise _not_an_object(tool_name, media)
+        call.content, with_boundary = multipart_body(body, tool_name)
+        for key in [k for k in call.headers if k.lower() == "content-type"]:
+            del call.headers[key]  # a fixed one would lack the boundary
+        call.headers["Content-Type"] = with_boundary
+        return
+    if media == FORM:
+        if not isinstance(body, dict):
+            raise _not_an_object(tool_name, media)
+        call.content = form_body(body, spec.styles)
+    elif media == "application/json" or media.endswith("+json"):
+        call.content = _to_json(body, tool_name)
+    else:
+        call.content = raw_body(body, tool_name)
+    if not any(k.lower() == "content-type" for k in call.headers):
+        call.headers["Content-Type"] = spec.content_type or media
+
+
+def _not_an_object(tool_name: str, media: str) -> InvalidParamsError:
+    return InvalidParamsError(
+        f"tool {tool_name!r} sends a {media} body, whose fields must be an object",
+        details=[{"path": "/", "message": "not an object"}],
+    )
+
+
+def _put_credentials(applied: Any, headers: dict[str, str],
+                     query: list[tuple[str, str | int | float | bool | None]],
+                     ctx: AttemptContext) -> None:
+    ctx.secrets.update(applied.secrets)
+    for name, value in applied.headers.items():
+        if not any(k.lower() == name.lower() for k in headers):  # a fixed header wins
+            headers[name] = value
+    query.extend(applied.query)
+    if applied.cookies:
+        cookie = "; ".join(applied.cookies)
+        old = next((k for k in headers if k.lower() == "cookie"), None)
+        headers[old or "Cookie"] = f"{headers[old]}; {cookie}" if old else cookie
 
 
 def _fill_template(url: str, params: JSONObject, tool_name: str) -> str:
@@ -210,30 +305,8 @@ def _fill_template(url: str, params: JSONObject, tool_name: str) -> str:
             f"{problem}; its URL {url!r} needs {', '.join(map(repr, names))}",
             details=[{"path": f"/{n}", "message": problem} for n in missing or unfit],
         )
-    values = {n: urllib.parse.quote(_scalar_text(params.pop(n)), safe="") for n in names}
+    values = {n: urllib.parse.quote(scalar_text(params.pop(n)), safe="") for n in names}
     return URL_PARAM.sub(lambda m: values[m.group(1)], url)
-
-
-def _scalar_text(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return json.dumps(value)  # 2.5, 1e+100: as JSON writes them
-
-
-def _to_query(params: JSONObject) -> Iterator[tuple[str, str]]:
-    for key, value in params.items():
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            if item is None:
-                continue
-            if isinstance(item, dict | list):
-                yield key, json.dumps(item, separators=(",", ":"))
-            else:
-                yield key, _scalar_text(item)
 
 
 def _to_json(params: JSONObject, tool_name: str) -> bytes:
@@ -289,10 +362,10 @@ def _header_text(value: object) -> str:
     else as compact JSON.
     """
     if isinstance(value, list) and all(not isinstance(v, dict | list) for v in value):
-        return ",".join(_scalar_text(v) for v in value if v is not None)
+        return ",".join(scalar_text(v) for v in value if v is not None)
     if isinstance(value, dict | list):
         return json.dumps(value, separators=(",", ":"))
-    return _scalar_text(value)
+    return scalar_text(value)
 
 
 def _add_header_secret(value: str, ctx: AttemptContext) -> None:
@@ -312,82 +385,3 @@ def _headers(spec: HttpSpec, ctx: AttemptContext, tool_name: str) -> dict[str, s
             _add_header_secret(value, ctx)
         headers[name] = value
     return headers
-
-
-# -- httpx's own log ---------------------------------------------------------------------
-
-LOG_SECRETS_KEPT = 4096
-_HTTP_LOGGERS = (
-    "httpx",
-    "httpcore",
-    "httpcore.connection",
-    "httpcore.http11",
-    "httpcore.http2",
-    "httpcore.proxy",
-    "httpcore.socks",
-)
-_PATH_SAFE = "/!$&'()*+,;=:@%"  # what httpx leaves as it is in a URL's path
-
-
-class _LogMask(logging.Filter):
-    """Masks, in httpx's and httpcore's log records, the secrets that requests carried.
-
-    httpx logs each request's URL, query included, at INFO; httpcore logs hosts and response
-    headers at DEBUG. The mask remembers the last `LOG_SECRETS_KEPT` values, process-wide
-    (a record names no call), and rewrites a record's message rather than dropping it.
-    """
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self._size = size
-        self._lock = threading.Lock()
-        self._recent: OrderedDict[str, None] = OrderedDict()
-        self._known: tuple[str, ...] = ()
-
-    def remember(self, secrets: Iterable[str]) -> None:
-        """Mask these values from now on; forget the least recently used beyond the size."""
-        with self._lock:
-            added = False
-            for secret in secrets:
-                if secret in self._recent:
-                    self._recent.move_to_end(secret)
-                else:
-                    self._recent[secret] = None
-                    added = True
-            if added:
-                while len(self._recent) > self._size:
-                    self._recent.popitem(last=False)
-                self._known = tuple(self._recent)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Mask known secrets and token-shaped strings in the record's message; keep it."""
-        try:
-            text = record.getMessage()
-        except (TypeError, ValueError):
-            return True  # a malformed record: logging reports it as it would without us
-        masked = mask_text(text, [s for s in self._known if s in text])
-        if masked != text:
-            record.msg, record.args = masked, None
-        return True
-
-
-_LOG_MASK = _LogMask(LOG_SECRETS_KEPT)
-
-
-def mask_http_logs() -> None:
-    """Add the mask to httpx's and httpcore's loggers (idempotent).
-
-    A logger's filters see only the records made on that very logger, not its children's,
-    so each logger that httpx or httpcore writes to gets it.
-    """
-    for name in _HTTP_LOGGERS:
-        logging.getLogger(name).addFilter(_LOG_MASK)  # a filter already there is not added
-
-
-def _as_logged(secrets: Iterable[str]) -> set[str]:
-    """Each secret as it is, and percent-encoded as a URL's path or query shows it."""
-    forms: set[str] = set()
-    for secret in secrets:
-        path, query = urllib.parse.quote(secret, _PATH_SAFE), urllib.parse.quote_plus(secret)
-        forms.update((secret, path, query, urllib.parse.quote(secret, "")))
-    return forms

@@ -3,10 +3,12 @@
 The tool's `target` is the registry entry's `http` object (`HttpSpec`)::
 
     {"method": "POST", "url": "http://127.0.0.1:8080/items/{id}",
-     "headers": {"Authorization": "Bearer ${API_TOKEN}"}, "query": {"lang": "en"},
+     "headers": {"X-Trace": "1"}, "query": {"lang": "en"},
      "queryParams": ["dryRun"], "headerParams": {"requestId": "X-Request-Id"},
-     "bodyParam": "item", "timeout": 2000, "followRedirects": true,
-     "maxResponseBytes": 10485760}
+     "bodyParam": "item", "contentType": "application/x-www-form-urlencoded",
+     "styles": {"tags": {"style": "pipeDelimited", "explode": false}},
+     "auth": {"type": "bearer", "token": "${API_TOKEN}"},
+     "timeout": 2000, "followRedirects": true, "maxResponseBytes": 10485760}
 
 - **Path templates**: each `{name}` in `url` takes the param `name` out of the params and puts
   its value in, percent-encoded (`/` included): strings as they are, numbers as JSON writes
@@ -14,28 +16,34 @@ The tool's `target` is the registry entry's `http` object (`HttpSpec`)::
   `InvalidParamsError` naming it: the caller gave wrong params, so no attempt is worth retrying.
 - **Header params**: `"headerParams": {"param": "Header-Name"}` sends each named param as that
   header (left out when absent or null; arrays of scalars comma-joined, objects as JSON text),
-  replacing a fixed header of the same name. A value that is not printable one-line ASCII is an
-  `InvalidParamsError`.
+  replacing a fixed header (or a credential) of the same name. A value that is not printable
+  one-line ASCII is an `InvalidParamsError`.
 - **Query params**: `"queryParams": ["name", …]` sends those params in the query string whatever
   the method (a POST's `?dryRun=true`).
-- **Body param**: `"bodyParam": "name"` makes that param's value the whole JSON body (an array,
-  a string, an object: as given; no body when it is absent), and sends every other param in the
+- **Body param**: `"bodyParam": "name"` makes that param's value the whole body (an array, a
+  string, an object: as given; no body when it is absent), and sends every other param in the
   query string.
 - **Other params** go to the query string for GET, DELETE, HEAD and OPTIONS (null values left
-  out, arrays as repeated keys, objects as JSON text), and as a JSON body for every other method
-  (`{}` when none is left). `query` adds fixed query entries before them. Each param has one
-  place: a name used by the URL template and by `queryParams`, `headerParams` or `bodyParam`,
-  or by two of them, makes the entry invalid.
-- **`${VAR}`** may appear in `url`, `headers` and `query` values (`toolcaller.adapters._env`).
-  Values read that way, and values of headers whose names look secret (`Authorization`,
-  `Cookie`, `X-Api-Key`, …, plus the credentials after an auth scheme), fixed or from a
-  header param, join `AttemptContext.secrets` and are masked in every message and detail,
-  and (with the values of secret params, as a URL shows them) in httpx's and httpcore's own
-  log records (`mask_http_logs`).
+  out; arrays as repeated keys and objects as JSON text, unless `styles` names them: OpenAPI's
+  `style`/`explode`, see `_http_encoding`), and as the body for every other method (`{}` when
+  none is left). `query` adds fixed query entries before them. Each param has one place: a
+  name used by the URL template and by `queryParams`, `headerParams` or `bodyParam`, or by two
+  of them, makes the entry invalid.
+- **Bodies** are JSON unless `contentType` (or a fixed `Content-Type` header) says
+  `application/x-www-form-urlencoded` (objects as `a[b]=…`), `multipart/form-data` (files as
+  `{"base64", "mediaType", "filename"}`), or another type (the body param is then a string,
+  or `{"base64": …}`).
+- **Credentials**: `auth` lists alternatives (basic, bearer, API key in a header, query or
+  cookie) read from `${VAR}`s; the first complete one is sent (`_http_auth`).
+- **`${VAR}`** may appear in `url`, `headers`, `query` and `auth` values. Values read that way,
+  and values of headers whose names look secret (`Authorization`, `Cookie`, `X-Api-Key`, …,
+  plus the credentials after an auth scheme), fixed or from a header param, join
+  `AttemptContext.secrets` and are masked in every message and detail, and (with the values of
+  secret params, as a URL shows them) in httpx's and httpcore's own log records (`_http_log`).
 - **Time**: what is left of the attempt's limit (capped by `timeout`, in ms) bounds connecting,
   sending, waiting and the body: each network wait gets what is left of it. Redirects are
-  followed (at most 20) unless
-  `"followRedirects": false`. Cookies a server sets are never kept between calls.
+  followed (at most 20) unless `"followRedirects": false`. Cookies a server sets are never kept
+  between calls.
 - **Proxies** come from the environment (`HTTP_PROXY`, `NO_PROXY`, … when `trust_env`), except
   for loopback hosts (`localhost`, `127.0.0.1`, `[::1]`), which are always reached directly, as
   Go's HTTP client does: a proxy elsewhere cannot reach the caller's own loopback.
@@ -43,16 +51,19 @@ The tool's `target` is the registry entry's `http` object (`HttpSpec`)::
   cannot cross loops), closed by `aclose()` or, at the latest, when its loop shuts down
   (`asyncio.run` returning: see `_LoopClient`).
 
-Outcomes, one attempt each (details are `{"status": n, "body": "<start of body, masked>"}`):
+Outcomes, one attempt each (details are `{"status": n, "body": "<start of body, masked>"}`).
+"Retried if safe": only for an idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) or a
+tool marked `"idempotent": true` (an OpenAPI operation with `x-idempotent: true`): a POST whose
+effect on the server is unknown is not sent twice.
 
-    2xx                       TextOutput(text, media type) for textual or JSON types (or an
-                              unlabelled UTF-8 body), TextOutput(bytes) otherwise; an empty body
-                              is `None` (JSON null) with format json
-    408, 429, 5xx             ExecutionError, retried; `Retry-After` → `retry_after_s`
+    2xx                       TextOutput promising JSON (JSON types), text (text/*, XML…),
+                              unknown (no media type) or binary: `_http_response`
+    408, 429                  ExecutionError, retried; `Retry-After` → `retry_after_s`
+    5xx                       ExecutionError, retried if safe; `Retry-After` as above
     other 4xx, 3xx not followed ExecutionError permanent
     body > maxResponseBytes   ExecutionError permanent
-    httpx timeouts            ToolTimeoutError
-    connection failures       ExecutionError, retried
+    connect errors/timeouts   ExecutionError / ToolTimeoutError, retried (nothing was sent)
+    other timeouts, resets    ToolTimeoutError / ExecutionError, retried if safe
     bad URL, scheme, header,
     redirect loop, bad entry  ExecutionError permanent
     cancelled                 CancelledError re-raised; the connection is dropped
@@ -61,52 +72,36 @@ Outcomes, one attempt each (details are `{"status": n, "body": "<start of body, 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import http.cookiejar
-import math
 import ssl
 import threading
 import time
 import weakref
 from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
 import httpx
 
 from toolcaller._types import JSONObject
+from toolcaller.adapters._http_log import mask_http_logs
 from toolcaller.adapters._http_request import (
     DEFAULT_MAX_RESPONSE_BYTES,
     Call,
     HttpSpec,
-    mask_http_logs,
     prepare,
 )
-from toolcaller.adapters.base import AttemptContext, TextOutput, parse_entry
+from toolcaller.adapters._http_response import not_retried, outcome
+from toolcaller.adapters.base import AttemptContext, parse_entry
 from toolcaller.core.redact import mask_text
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, ToolCallError, ToolTimeoutError
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "HttpAdapter", "HttpSpec"]
 
-BODY_SNIPPET_CHARS = 1000
 _LOOPBACK = ("all://localhost", "all://127.0.0.1", "all://[::1]")
 USER_AGENT = "toolcaller (httpx)"
-_TEXT_TYPES = frozenset(
-    {
-        "application/json",
-        "application/xml",
-        "application/javascript",
-        "application/x-www-form-urlencoded",
-        "application/x-ndjson",
-        "application/yaml",
-        "application/graphql",
-    }
-)
-
-
 class _NoCookies(http.cookiejar.DefaultCookiePolicy):
     """A policy that stores no cookie: a pooled client must not carry state between calls."""
 
@@ -151,6 +146,8 @@ class HttpAdapter:
         client = await self._async_client()
         ctx.note = mask_text(f"{call.method} {call.shown_url} was cancelled, its connection "
                              "dropped", call.secrets)
+        if not call.retry_safe:
+            ctx.no_retry = not_retried(call).removeprefix("; ")
         with _translate_errors(call):
             request = call.build(client)
             response = await client.send(
@@ -162,7 +159,7 @@ class HttpAdapter:
                     body.add(chunk)
             finally:
                 await response.aclose()
-        return _outcome(call, response, body.data(), ctx.format)
+        return outcome(call, response, body.data(), ctx.format)
 
     async def aclose(self) -> None:
         """Close every client: this loop's here, other loops' on their own loops."""
@@ -281,6 +278,12 @@ def _translate_errors(call: Call) -> Iterator[None]:
         else:
             what = f"failed: {type(exc).__name__}: {exc}"
         message = f"HTTP tool {call.tool_name!r}: {call.method} {call.shown_url} {what}"
+        # A request that may have reached the server runs again only if that is safe.
+        unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+        if target in (ExecutionError, ToolTimeoutError) and not (call.retry_safe or unsent):
+            error = target(mask_text(message + not_retried(call), call.secrets))
+            error.retryable = False
+            raise error from exc
         raise target(mask_text(message, call.secrets)) from exc
 
 
@@ -314,88 +317,3 @@ class _Body:
 
     def data(self) -> bytes:
         return b"".join(self._chunks)
-
-
-# -- the outcome -------------------------------------------------------------------------
-
-
-def _outcome(call: Call, response: httpx.Response, body: bytes, fmt: str) -> object:
-    status = response.status_code
-    media, charset = _content_type(response)
-    if 200 <= status < 300:
-        if not body and fmt == "json":
-            return None
-        if _is_textual(media, body):
-            return TextOutput(_decode(body, charset), media)
-        return TextOutput(body, media)
-    snippet = _decode(body[: BODY_SNIPPET_CHARS * 4], charset)[:BODY_SNIPPET_CHARS]
-    details = {"status": status, "body": mask_text(snippet, call.secrets)}
-    message = mask_text(
-        f"HTTP tool {call.tool_name!r}: {call.method} {call.shown_url} answered "
-        f"{status} {response.reason_phrase}".rstrip(),
-        call.secrets,
-    )
-    if status in (408, 429) or status >= 500:
-        retry_after_s = _retry_after_s(response.headers.get("Retry-After"))
-        raise ExecutionError(message, details=details, retry_after_s=retry_after_s)
-    raise ExecutionError(message + _hint(status), details=details, permanent=True)
-
-
-def _hint(status: int) -> str:
-    if status in (401, 403):
-        return "; check the credentials its headers send"
-    if status in (404, 405, 410):
-        return "; check its method, URL and URL params"
-    if 300 <= status < 400:
-        return "; a redirect was not followed"
-    return ""
-
-
-def _content_type(response: httpx.Response) -> tuple[str | None, str | None]:
-    """Return the media type and charset of a response (httpx's own parse is slower)."""
-    value = response.headers.get("Content-Type")
-    if not value:
-        return None, None
-    media, *params = value.split(";")
-    charset = None
-    for param in params:
-        key, _, text = param.partition("=")
-        if key.strip().lower() == "charset":
-            charset = text.strip().strip('"') or None
-    return media.strip().lower() or None, charset
-
-
-def _is_textual(media: str | None, body: bytes) -> bool:
-    if media is None:
-        try:
-            body.decode("utf-8")
-        except UnicodeDecodeError:
-            return False
-        return True
-    return media.startswith("text/") or media.endswith(("+json", "+xml")) or media in _TEXT_TYPES
-
-
-def _decode(body: bytes, charset: str | None) -> str:
-    encoding = charset or "utf-8"
-    try:
-        return body.decode(encoding, errors="replace")
-    except LookupError:  # a charset Python does not know
-        return body.decode("utf-8", errors="replace")
-
-
-def _retry_after_s(value: str | None) -> float | None:
-    """Read `Retry-After` as seconds or as an HTTP date; None when absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        return max((when - datetime.now(UTC)).total_seconds(), 0.0)
-    return max(seconds, 0.0) if math.isfinite(seconds) else None

@@ -1,15 +1,36 @@
 """MCP tools: one `tools/call` per attempt on the server's shared session, results mapped.
 
+Results (SPEC rule 7), with `format: json`:
+
+- `structuredContent` is the result (JSON data the tool promised);
+- a tool that declares an `outputSchema` but sends text: the text promises JSON (parsed,
+  PARSE_ERROR when it is not JSON);
+- one text block of a tool without an output schema is text by nature: a JSON string (a
+  `git status`, a fetched page), never a PARSE_ERROR;
+- anything else is the list of content blocks as the server sent them (`text`, `image` with
+  base64 `data` and `mimeType`, `resource`, `resource_link`…).
+
+With `format: raw` the result is always that list of content blocks. The server's progress
+notifications and log messages during the call are kept with the attempt
+(`AttemptContext.report_progress` / `report_log`: `Attempt.notes`, `on_event` listeners).
+
+A server that is still starting is not the tool's time (`mark_waiting`): only the call's
+deadline bounds the wait, and when it comes first the attempt ends TIMEOUT saying the server
+is still starting and for how long; the start goes on in the background for the next call.
+
 Failures map to codes as follows (the engine retries only what is retryable):
 
 | what came back                                 | code            | retried              |
 |------------------------------------------------|-----------------|----------------------|
 | a result with `isError: true`                  | EXECUTION_ERROR | no (*)               |
-| JSON-RPC -32602, invalid arguments             | INVALID_PARAMS  | no                   |
-| JSON-RPC -32602 "Unknown tool", -32601, -32600 | EXECUTION_ERROR | no                   |
+| JSON-RPC -32602, invalid arguments (raised, or | INVALID_PARAMS  | no                   |
+|   an isError text `MCP error -32602: …`)       |                 |                      |
+| -32602 "Unknown tool" / "Tool … not found",    | EXECUTION_ERROR | no                   |
+|   -32601 (a task-only tool), -32600            |                 |                      |
 | JSON-RPC -32603 and server-defined codes       | EXECUTION_ERROR | yes                  |
 | connection lost (-32000, a closed stream)      | EXECUTION_ERROR | yes (new session)    |
 | the request's read timeout (-32001)            | TIMEOUT         | yes                  |
+| the server still starting at the deadline      | TIMEOUT         | yes                  |
 | a server that cannot start                     | EXECUTION_ERROR | yes, unless no command |
 | `isError` from `toolcaller serve`              | the served code | no (served retries)  |
 
@@ -22,7 +43,8 @@ upstream is flaky).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -41,6 +63,9 @@ from toolcaller.errors import (
 
 __all__ = ["McpAdapter", "McpSessions", "McpTarget"]
 
+START_MARGIN_S = 0.05
+"""A start still running this close to the deadline ends the attempt with the adapter's own
+message (the server is still starting), a little before the engine's deadline would."""
 READ_TIMEOUT_GUARD_S = 1.0
 """The SDK's own read timeout is set this much after the attempt's: the engine's cancellation
 normally comes first (and cancels the request on the server); the guard only catches a request
@@ -79,12 +104,18 @@ class McpSessions(Protocol):
         """Say whether the server's session is up (no start to wait for)."""
         ...
 
+    def starting_for_s(self, server: str) -> float | None:
+        """Seconds the server has been starting, or None when it is not starting."""
+        ...
+
     async def astart(self, server: str) -> None:
         """Start the server's session if needed, from any event loop (the start is shielded)."""
         ...
 
     async def acall(
-        self, server: str, tool: str, arguments: JSONObject, *, timeout_s: float | None = None
+        self, server: str, tool: str, arguments: JSONObject, *, timeout_s: float | None = None,
+        on_progress: Callable[[float, float | None, str | None], None] | None = None,
+        on_log: Callable[[str, str], None] | None = None,
     ) -> Any:
         """Call a tool from any event loop; return the SDK's `CallToolResult`."""
         ...
@@ -114,16 +145,37 @@ class McpAdapter:
         with _translate_errors(tool.name, server, target.tool):
             if not hub.is_started(server):  # starting a server is not the tool's time
                 ctx.mark_waiting(f"MCP server {server!r} to start")
-                await hub.astart(server)
+                await _started(hub, server, ctx)
                 ctx.secrets.update(hub.secrets(server))
                 ctx.mark_running()
             result = await hub.acall(
-                server, target.tool, params, timeout_s=ctx.remaining_s() + READ_TIMEOUT_GUARD_S
+                server, target.tool, params, timeout_s=ctx.remaining_s() + READ_TIMEOUT_GUARD_S,
+                on_progress=ctx.report_progress,
+                on_log=lambda level, text: ctx.report_log(text, level),
             )
         return _output(result, tool, target, ctx)
 
     async def aclose(self) -> None:
         """Release nothing: the hubs belong to the sources that made the tools."""
+
+
+async def _started(hub: McpSessions, server: str, ctx: AttemptContext) -> None:
+    """Wait for the server's start until just before the deadline; say how it stands then."""
+    start = asyncio.ensure_future(hub.astart(server))
+    room_s = ctx.remaining_s() - START_MARGIN_S
+    done, _ = await asyncio.wait((start,), timeout=max(room_s, 0.0))
+    if start in done:
+        start.result()
+        return
+    start.cancel()  # our wait only: the start is shielded and goes on for the next call
+    seconds = hub.starting_for_s(server)
+    so_far = f" ({seconds:.1f} s so far)" if seconds is not None else ""
+    raise ToolTimeoutError(
+        f"MCP server {server!r} is still starting{so_far}: the call's deadline of "
+        f"{ctx.call.options.deadline:g} ms came first; the start goes on in the background "
+        "and the next call uses it (a longer 'deadline' waits for it)",
+        details={"server": server, "startingForS": round(seconds, 3) if seconds else None},
+    )
 
 
 def _target(tool: Tool) -> McpTarget:
@@ -137,18 +189,13 @@ def _target(tool: Tool) -> McpTarget:
 
 
 def _output(result: Any, tool: Tool, target: McpTarget, ctx: AttemptContext) -> object:
-    """Map a `CallToolResult`: `isError` raises; json prefers structured content."""
+    """Map a `CallToolResult` by the module docstring's rules; `isError` raises."""
     contents = [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in result.content]
     served = result.meta if isinstance(result.meta, dict) else {}
     if result.is_error and isinstance(served.get(_SERVED_ERROR), dict):
         raise _served_error(served[_SERVED_ERROR], tool.name)
     if result.is_error:
-        text = _text_of(contents) or "the tool reported an error and gave no text"
-        raise ExecutionError(
-            f"tool {tool.name!r} failed: {text}",
-            details={"content": contents},
-            permanent=not target.retry_tool_errors,
-        )
+        raise _tool_error(contents, tool, target)
     if ctx.format == "raw":
         return contents
     structured = result.structured_content
@@ -158,7 +205,9 @@ def _output(result: Any, tool: Tool, target: McpTarget, ctx: AttemptContext) -> 
             return structured[wrapper]
         return structured
     if len(contents) == 1 and contents[0].get("type") == "text":
-        return TextOutput(contents[0].get("text", ""), media_type="text/plain")
+        promised = "outputSchema" in tool.metadata
+        return TextOutput(contents[0].get("text", ""), media_type="text/plain",
+                          promises_json=promised)
     return contents
 
 
@@ -172,6 +221,35 @@ def _served_error(error: dict[str, Any], tool_name: str) -> ToolCallError:
     failure = kind(message, details=error.get("details"))
     failure.retryable = False
     return failure
+
+
+# An isError text of a server built on the TypeScript SDK that wraps a JSON-RPC error.
+_WRAPPED_ERROR = re.compile(r"^MCP error (-?\d+): ")
+
+
+def _tool_error(contents: list[JSONObject], tool: Tool, target: McpTarget) -> ToolCallError:
+    text = _text_of(contents) or "the tool reported an error and gave no text"
+    details: JSONObject = {"content": contents}
+    wrapped = _WRAPPED_ERROR.match(text)
+    code = int(wrapped.group(1)) if wrapped else None
+    if code == _INVALID_PARAMS and not _unknown_tool(text):
+        details["mcpCode"] = code
+        return InvalidParamsError(f"tool {tool.name!r}: the server rejected the params: {text}",
+                                  details=details)
+    if code is not None and (code in (_METHOD_NOT_FOUND, _INVALID_REQUEST)
+                             or _unknown_tool(text)):
+        details["mcpCode"] = code
+        hint = (" (a task-only tool: toolcaller does not run MCP tasks)" if "task" in text
+                else "; discover again" if _unknown_tool(text) else "")
+        return ExecutionError(f"tool {tool.name!r} failed: {text}{hint}", details=details,
+                              permanent=True)
+    return ExecutionError(f"tool {tool.name!r} failed: {text}", details=details,
+                          permanent=not target.retry_tool_errors)
+
+
+def _unknown_tool(text: str) -> bool:
+    lowered = text.lower()
+    return "unknown tool" in lowered or ("tool" in lowered and "not found" in lowered)
 
 
 def _text_of(contents: list[JSONObject]) -> str:

@@ -219,8 +219,12 @@ def _timed_out(ctx: AttemptContext) -> ToolTimeoutError:
     if _still_running(ctx.straggler):
         note = ("; the sync tool goes on running in its worker thread (threads cannot be "
                 "stopped: use isolation 'process' to kill it)")
-    return ToolTimeoutError(f"no result within {_budget_ms(ctx):.0f} ms{note}",
-                            details=ctx.details)
+    error = ToolTimeoutError(f"no result within {_budget_ms(ctx):.0f} ms{note}"
+                             + (f"; {ctx.no_retry}" if ctx.no_retry else ""),
+                             details=ctx.details)
+    if ctx.no_retry:
+        error.retryable = False
+    return error
 
 
 def _still_running(work: Any) -> bool:

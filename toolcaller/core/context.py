@@ -101,8 +101,8 @@ class AttemptContext:
     own run begins (from any thread), and `report_progress(...)` for the tool's progress.
     """
 
-    __slots__ = ("attempt", "call", "details", "note", "notes", "output_at", "run_started",
-                 "started_at", "straggler", "waiting_for")
+    __slots__ = ("attempt", "call", "details", "no_retry", "note", "notes", "output_at",
+                 "run_started", "started_at", "straggler", "waiting_for")
 
     def __init__(self, call: CallContext, attempt: int) -> None:
         self.call = call
@@ -122,6 +122,9 @@ class AttemptContext:
         killed"): added to a timeout's message."""
         self.details: Any = None
         """What the adapter knows of a stopped attempt (a script's stderr): a timeout's details."""
+        self.no_retry = ""
+        """Why a timeout of this attempt must not be retried (a POST that may have run), or
+        empty: set by the adapter, added to the timeout's message."""
         self.notes: list[dict[str, Any]] = []
         """What the tool reported during the attempt (`report_progress`, `report_log`)."""
 

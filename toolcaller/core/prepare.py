@@ -7,6 +7,7 @@ secret property names, the default options) is made once and kept while the tool
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ from toolcaller.errors import (
     InvalidParamsError,
     ToolCallError,
     ToolNotFoundError,
+    ToolTimeoutError,
 )
 from toolcaller.request import describe_kind
 
@@ -88,6 +90,28 @@ class Preparer:
                            collect_secrets(params, checks.secret_keys),
                            tool_call_id=arrival.tool_call_id)
 
+    async def aprepare(self, arrival: Arrival, name: Any, params: Any, options: Any,
+                       option_kwargs: dict[str, Any]) -> CallContext:
+        """Check a call from async code; a tool that must be listed first is, in a thread.
+
+        Listing may start an MCP server or read a big OpenAPI document: when the call's
+        deadline comes first the call ends TIMEOUT saying what is still going on, and the
+        listing goes on in its thread, so that a later call finds the tool.
+        """
+        if not self.registry.needs_listing(name):
+            return self.prepare(arrival, name, params, options, option_kwargs)
+        listing = asyncio.ensure_future(asyncio.to_thread(
+            self.prepare, arrival, name, params, options, option_kwargs))
+        deadline_s = self.deadline_s(name, options, option_kwargs)
+        room_s = arrival.started + deadline_s - self.clock.now()
+        done, _ = await asyncio.wait((listing,), timeout=max(room_s, 0.0))
+        if listing in done:
+            return listing.result()
+        listing.add_done_callback(_read_outcome)
+        waiting = self.registry.waiting_for(name) or "its tools are still being listed"
+        raise ToolTimeoutError(f"tool {name!r} is not known yet: {waiting} (the call's "
+                               f"deadline is {deadline_s * 1000:g} ms)")
+
     def find(self, name: str) -> Tool:
         """Return the tool named `name` (listing a source if needed), or raise TOOL_NOT_FOUND."""
         try:
@@ -106,9 +130,9 @@ class Preparer:
 
     def deadline_s(self, name: Any, options: Any, option_kwargs: dict[str, Any]) -> float:
         """The deadline a call will have, in seconds, found without listing any source."""
-        tool = self.registry.known(name) if isinstance(name, str) else None
+        defaults = self.registry.default_options(name) if isinstance(name, str) else {}
         try:
-            opts = options_for(tool.options if tool else {}, options, option_kwargs)
+            opts = options_for(defaults, options, option_kwargs)
         except ToolCallError:
             opts = Options()
         return opts.deadline / 1000.0
@@ -124,6 +148,12 @@ class Preparer:
                                                   secret_names_in_schema(tool.params_schema),
                                                   defaults)
         return checks
+
+
+def _read_outcome(future: asyncio.Future[Any]) -> None:
+    """Read an abandoned listing's outcome, so that asyncio does not report it as unread."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _validate(name: str, validator: ParamsValidator, params: Any) -> None:

@@ -5,6 +5,12 @@ credential, private key…), when its schema property is `writeOnly` or `format:
 an adapter declared it (a resolved `${VAR}`, an authorization header), or when the string
 itself is shaped like a well-known token (OpenAI/Anthropic/GitHub/AWS/Slack/Google keys, JWTs,
 bearer credentials, PEM private keys).
+
+Masks cover whole values and whole tokens, never a part of a word, a name or a file name: a
+password `passwd` masks `passwd` in `user=passwd` or `/basic-auth/user/passwd` (a whole
+path segment), not in the tool name `get_basic_auth_user_passwd` nor in `passwd.txt`.
+Results are not redacted (a tool that echoes a password returns it), unless the tool says so
+(`Tool.redact_result`, `"redactResult": true` in its entry).
 """
 
 from __future__ import annotations
@@ -46,10 +52,16 @@ _TOKEN_PATTERNS = [
     r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
     r"\bAIza[0-9A-Za-z_\-]{35}",
     r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
-    r"(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{8,}=*",
-    r"(?<=[Bb]asic )[A-Za-z0-9+/]{8,}=*",
+    # A bearer credential: after the word Bearer (not a path's `/bearer`), with a digit or a
+    # symbol in it, or long, so that ordinary words after "bearer" stay.
+    r"(?<=(?<![\w/.\-])[Bb]earer )(?=[A-Za-z0-9._~+/\-]*[0-9._~+/\-]|[A-Za-z]{20})"
+    r"[A-Za-z0-9._~+/\-]{8,}=*",
 ]
 _TOKENS = re.compile("|".join(f"(?:{p})" for p in _TOKEN_PATTERNS), re.DOTALL)
+_BASIC = re.compile(r"(?<![\w/.\-])([Bb]asic )([A-Za-z0-9+/]{8,}=*)")
+"""Basic credentials: masked when they are base64 of `user:password` (not "Basic setup")."""
+_WORD_BEFORE = r"(?<![\w\-])(?<!\w\.)"
+_WORD_AFTER = r"(?![\w\-])(?!\.\w)"
 
 
 @lru_cache(maxsize=4096)
@@ -165,12 +177,32 @@ def _usable(secrets: Iterable[str]) -> list[str]:
 
 
 def _mask(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, MASK)
+    present = tuple(s for s in secrets if s in text)
+    if present:
+        text = _whole(present).sub(MASK, text)
     if _has_token_hint(text):
         text = _TOKENS.sub(MASK, text)
+        if "asic " in text:
+            text = _BASIC.sub(_basic_credentials, text)
     return text
+
+
+@lru_cache(maxsize=256)
+def _whole(secrets: tuple[str, ...]) -> re.Pattern[str]:
+    """A pattern of the secrets as whole tokens (longest first: a longer one is masked whole)."""
+    words = "|".join(re.escape(s) for s in secrets)
+    return re.compile(f"{_WORD_BEFORE}(?:{words}){_WORD_AFTER}")
+
+
+def _basic_credentials(match: re.Match[str]) -> str:
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(match.group(2), validate=True)
+    except (binascii.Error, ValueError):
+        return match.group(0)
+    return match.group(1) + MASK if b":" in decoded else match.group(0)
 
 
 def _has_token_hint(text: str) -> bool:

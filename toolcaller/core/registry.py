@@ -8,6 +8,9 @@ matching ignores case.
 - `name:math.*`   the name matches a glob (`*`, `?`, `[...]`);
 - `-slow`         the term must NOT match (works with `tag:` and `name:` too);
 - `"two words"`   a quoted phrase is one term.
+
+A lazy source (an MCP server that must start, an OpenAPI document that must be read) is only
+listed when the filter can match one of its names: `name:time.*` lists the `time` server alone.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from typing import Any, Protocol, runtime_checkable
 from toolcaller.core.tool import Tool
 from toolcaller.errors import UsageError
 
-__all__ = ["Problem", "Registry", "Source", "SourceProblem", "ToolProblem", "compile_filter"]
+__all__ = ["Problem", "Registry", "Source", "SourceProblem", "ToolProblem", "compile_filter",
+           "may_match_prefix"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +138,7 @@ class Registry:
         if tool is not None or not self._sources:
             return tool
         for source in self._sources:
-            # A prefix ending in "." owns a namespace; any other names exactly one tool.
-            if name == source.prefix or (source.prefix.endswith(".")
-                                         and name.startswith(source.prefix)):
+            if _owns(source, name):
                 for candidate in source.list_tools():  # may raise: the caller reports it
                     if candidate.name == name:
                         self._found[name] = candidate
@@ -147,15 +149,43 @@ class Registry:
         """Return the tools added directly (no source is listed)."""
         return list(self._tools.values())
 
-    def all_tools(self) -> tuple[list[Tool], list[Problem]]:
+    def default_options(self, name: str) -> dict[str, Any]:
+        """Return the default options a tool named `name` will have, found without listing.
+
+        A source whose tools share default options (an MCP server entry's `options`) says so
+        with a `default_options` attribute: the deadline of a call that must list it first.
+        """
+        tool = self.known(name)
+        if tool is not None:
+            return tool.options
+        for source in self._sources:
+            defaults = getattr(source, "default_options", None)
+            if _owns(source, name) and isinstance(defaults, dict):
+                return defaults
+        return {}
+
+    def waiting_for(self, name: str) -> str | None:
+        """Say what looking `name` up waits for now (a server still starting), or None."""
+        for source in self._sources:
+            describe = getattr(source, "waiting_for", None)
+            if _owns(source, name) and describe is not None:
+                waiting = describe()
+                if waiting:
+                    return str(waiting)
+        return None
+
+    def all_tools(self, filter_text: str | None = None) -> tuple[list[Tool], list[Problem]]:
         """Return every tool, sources included, and the problems.
 
-        Problems are the sources that failed, then the tools that cannot be called.
+        Problems are the sources that failed, then the tools that cannot be called. With a
+        filter, sources none of whose names it can match are not listed (nor started).
         """
         tools = list(self._tools.values())
         problems: list[Problem] = []
         troubled = list(self._troubled.values())
         for source in self._sources:
+            if filter_text and not may_match_prefix(filter_text, source.prefix):
+                continue
             try:
                 listed = source.list_tools()
             except Exception as exc:  # noqa: BLE001 - one broken source must not break discovery
@@ -170,7 +200,7 @@ class Registry:
 
         Problems are every failed source, and the matching tools that cannot be called.
         """
-        tools, problems = self.all_tools()
+        tools, problems = self.all_tools(filter_text)
         if not filter_text or not filter_text.strip():
             return tools, problems
         predicate = compile_filter(filter_text)
@@ -182,8 +212,15 @@ class Registry:
                          if not isinstance(p, ToolProblem) or p.tool in names]
 
     def suggest(self, name: str, limit: int = 3) -> list[str]:
-        """Return up to `limit` known names close to `name`."""
+        """Return up to `limit` known names close to `name`, listed sources' tools included.
+
+        A source not listed yet is not listed for this (nothing is started).
+        """
         names = list(self._tools)
+        for source in self._sources:
+            cached = getattr(source, "cached_tools", None)
+            if cached is not None:
+                names.extend(t.name for t in cached() if t.name not in self._tools)
         lowered = name.lower()
         close = difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
         if len(close) < limit and lowered:
@@ -197,12 +234,45 @@ class Registry:
         return isinstance(name, str) and self.get(name) is not None
 
 
+def _owns(source: Source, name: str) -> bool:
+    # A prefix ending in "." owns a namespace; any other names exactly one tool.
+    prefix = source.prefix
+    return name == prefix or (prefix.endswith(".") and name.startswith(prefix))
+
+
+def may_match_prefix(filter_text: str, prefix: str) -> bool:
+    """Say whether a filter can match a tool whose name starts with `prefix` (or is `prefix`).
+
+    Only `name:GLOB` terms can rule a source out: a glob whose fixed start (up to its first
+    wildcard) and the prefix disagree matches none of its names.
+    """
+    prefix = prefix.lower()
+    for term in _terms(filter_text):
+        if term.startswith("-") or not term.lower().startswith("name:"):
+            continue
+        glob = term[5:].lower()
+        if not glob:
+            continue
+        if not prefix.endswith("."):  # a source of one tool: its name is known
+            if not fnmatch.fnmatchcase(prefix, glob):
+                return False
+            continue
+        fixed = re.split(r"[*?\[]", glob, maxsplit=1)[0]
+        if not (fixed.startswith(prefix) or prefix.startswith(fixed)):
+            return False
+    return True
+
+
+def _terms(filter_text: str) -> list[str]:
+    try:
+        return shlex.split(filter_text)
+    except ValueError:  # an unbalanced quote (typing in progress): drop the quotes
+        return filter_text.replace('"', " ").replace("'", " ").split()
+
+
 def compile_filter(filter_text: str) -> Predicate:
     """Compile a filter expression into a predicate over tools."""
-    try:
-        terms = shlex.split(filter_text)
-    except ValueError:  # an unbalanced quote (typing in progress): drop the quotes
-        terms = filter_text.replace('"', " ").replace("'", " ").split()
+    terms = _terms(filter_text)
     checks = [_compile_term(term) for term in terms if term not in ("", "-")]
     if len(checks) == 1:  # the common case while typing: no loop at all
         return checks[0]

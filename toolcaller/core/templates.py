@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from toolcaller.errors import ExecutionError
 
-__all__ = ["URL_PARAM", "expand_vars", "url_params"]
+__all__ = ["URL_PARAM", "expand_vars", "url_params", "variables_in"]
 
 _VAR = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 URL_PARAM = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
@@ -63,3 +63,8 @@ def expand_vars(text: str, environ: Mapping[str, str], *, where: str) -> tuple[s
 def url_params(url: str) -> list[str]:
     """Return the names of the `{name}` templates of a URL, each once, in order."""
     return list(dict.fromkeys(URL_PARAM.findall(url)))
+
+
+def variables_in(text: str) -> list[str]:
+    """Return the names of the `${VAR}`s a template reads, each once, in order."""
+    return list(dict.fromkeys(m.group(1) for m in _VAR.finditer(text) if m.group(1)))

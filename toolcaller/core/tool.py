@@ -39,6 +39,11 @@ class Tool:
     """How a sync Python tool runs: a worker thread (default) or a killable child process."""
     idempotent: bool = False
     """Safe to run again while an earlier attempt may still be running (MCP's idempotentHint)."""
+    output: Literal["json", "text"] | None = None
+    """What the tool's output is, when its entry says so (`"output"`): `json` is parsed (and
+    PARSE_ERROR when it is not JSON), `text` is a string; `None`, what its adapter says."""
+    redact_result: bool = False
+    """Mask secrets in the result too (results are not redacted by default: SECURITY.md)."""
     base_dir: Path | None = None
     """Folder of the registry file the tool came from: relative paths resolve against it."""
     params_model: Any = field(default=None, repr=False)

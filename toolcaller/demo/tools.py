@@ -81,8 +81,13 @@ def not_found(item: str = "x") -> None:
 
 
 def not_json() -> TextOutput:
-    """Produce text that is not JSON (PARSE_ERROR with format json; returned as is with raw)."""
-    return TextOutput("<html><body>not JSON</body></html>", media_type="text/html")
+    """Promise JSON and produce HTML (PARSE_ERROR with format json; returned as is with raw).
+
+    Like a script's stdout, the output promises JSON: text by nature (an HTTP `text/html`
+    body) would be a string and a success (SPEC rule 7).
+    """
+    return TextOutput("<html><body>not JSON</body></html>", media_type="text/html",
+                      promises_json=True)
 
 
 def nan() -> dict[str, float]:

@@ -10,30 +10,30 @@ The SDK (about 0.5 s to import) is imported in a thread of its own, never on the
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import os
 import re
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from types import SimpleNamespace
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from toolcaller._types import JSONObject
 from toolcaller.errors import ExecutionError
 from toolcaller.sources._mcp_config import ServerSpec, parse_server_config
+from toolcaller.sources._mcp_connect import DEFAULT_LOG_LEVEL, LogSink, connect
 
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.types import CallToolResult
     from mcp.types import Tool as McpTool
 
-__all__ = ["ServerSession", "preload_sdk"]
+__all__ = ["Progress", "ServerSession"]
+
+Progress = Callable[[float, "float | None", "str | None"], None]
+"""Receives a call's progress notifications: `(progress, total, message)`."""
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -72,6 +72,13 @@ class ServerSession:
         self._failure: tuple[float, ExecutionError] | None = None
         self._owners: set[asyncio.Task[None]] = set()
         self._errlog: IO[str] | None = None
+        self._start_began: float | None = None
+        self._log_sinks: set[LogSink] = set()
+
+    def starting_for_s(self) -> float | None:
+        """Seconds the server has been starting, or None when no start runs."""
+        began = self._start_began
+        return None if began is None else time.monotonic() - began
 
     @property
     def is_up(self) -> bool:
@@ -87,6 +94,7 @@ class ServerSession:
                 failed_at, error = self._failure
                 if time.monotonic() - failed_at < self.retry_start_after_s:
                     raise ExecutionError(error.message, permanent=not error.retryable)
+            self._start_began = time.monotonic()
             self._starting = asyncio.create_task(self._start(), name=f"mcp-start:{self.name}")
             self._starting.add_done_callback(_retrieve)
         # Shielded: a caller that gives up (a timeout) does not abort a start others await.
@@ -107,13 +115,31 @@ class ServerSession:
         return listed
 
     async def call(
-        self, tool: str, arguments: JSONObject, timeout_s: float | None
+        self, tool: str, arguments: JSONObject, timeout_s: float | None, *,
+        on_progress: Progress | None = None, on_log: LogSink | None = None,
     ) -> CallToolResult:
-        """Call a tool on the live session."""
+        """Call a tool on the live session; its progress and the server's log go to the sinks.
+
+        A log message has no request id: it goes to every call of the server in flight.
+        """
         client = await self.session()
-        return await self._guard(
-            client, client.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
-        )
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            if on_progress is not None:
+                on_progress(progress, total, message)
+
+        if on_log is not None:
+            self._log_sinks.add(on_log)
+        try:
+            return await self._guard(client, client.call_tool(
+                tool, arguments, read_timeout_seconds=timeout_s,
+                progress_callback=progress if on_progress is not None else None))
+        finally:
+            self._log_sinks.discard(on_log)
+
+    def _on_log(self, level: str, text: str) -> None:
+        for sink in list(self._log_sinks):
+            sink(level, text)
 
     async def _guard(self, client: Client, request: Awaitable[_T]) -> _T:
         """Await a request; a lost connection retires the session so the next use restarts it."""
@@ -156,6 +182,7 @@ class ServerSession:
             raise error from exc
         finally:
             self._starting = None
+            self._start_began = None
 
     async def _own(
         self, spec: ServerSpec, ready: asyncio.Future[Client], stop: asyncio.Event
@@ -164,8 +191,10 @@ class ServerSession:
         client: Client | None = None
         try:
             async with AsyncExitStack() as stack:
-                client = await _connect(
-                    spec, stack, errlog=self._errlog, on_tools_changed=self._forget_tools
+                client = await connect(
+                    spec, stack, errlog=self._errlog, on_tools_changed=self._forget_tools,
+                    on_log=self._on_log,
+                    log_level=str(self.config.get("logLevel", DEFAULT_LOG_LEVEL)),
                 )
                 ready.set_result(client)
                 await stop.wait()
@@ -255,115 +284,6 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-async def _connect(
-    spec: ServerSpec,
-    stack: AsyncExitStack,
-    *,
-    errlog: IO[str] | None,
-    on_tools_changed: Callable[[], None],
-) -> Client:
-    """Open a transport and a `Client` session on `stack` (entered by the calling task)."""
-    try:
-        # Awaited, not imported here: an import would hold the loop (and every deadline on it).
-        sdk = await asyncio.wrap_future(preload_sdk())
-    except ImportError as exc:
-        raise ExecutionError(
-            f"MCP server {spec.name!r} needs the 'mcp' extra: pip install 'toolcaller[mcp]' "
-            f"({exc})",
-            permanent=True,
-        ) from exc
-
-    transport: Any
-    if spec.transport == "stdio":
-        params = sdk.StdioServerParameters(
-            command=spec.command, args=list(spec.args), env=spec.env, cwd=spec.cwd
-        )
-        transport = sdk.stdio_client(params, errlog=errlog or sys.stderr)
-    elif spec.transport == "sse":
-        transport = sdk.sse_client(spec.url, headers=spec.headers)
-    else:
-        http = await stack.enter_async_context(
-            sdk.httpx2.AsyncClient(
-                headers=spec.headers, timeout=sdk.httpx2.Timeout(30.0, read=300.0)
-            )
-        )
-        transport = sdk.streamable_http_client(spec.url, http_client=http)
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, sdk.ToolListChangedNotification):
-            on_tools_changed()
-        elif isinstance(message, Exception):
-            logger.debug("MCP server %r: transport reported %r", spec.name, message)
-
-    client: Client = sdk.Client(
-        transport,
-        client_info=sdk.Implementation(name="toolcaller", version=sdk.version),
-        message_handler=on_message,
-        cache=None,
-    )
-    return await stack.enter_async_context(client)
-
-
-_sdk_lock = threading.Lock()
-_sdk: concurrent.futures.Future[SimpleNamespace] | None = None
-
-
-def preload_sdk() -> concurrent.futures.Future[SimpleNamespace]:
-    """Start importing the MCP SDK in a background thread, once per process; return its future.
-
-    The future's result holds the SDK names `_connect` uses; it raises `ImportError` without
-    the `mcp` extra (a later call tries again).
-    """
-    global _sdk
-    with _sdk_lock:
-        failed = _sdk is not None and _sdk.done() and _sdk.exception() is not None
-        if _sdk is None or failed:
-            future: concurrent.futures.Future[SimpleNamespace] = concurrent.futures.Future()
-            future.set_running_or_notify_cancel()  # so a cancelled waiter cannot cancel it
-            threading.Thread(
-                target=_import_sdk, args=(future,), name="toolcaller-mcp-import", daemon=True
-            ).start()
-            _sdk = future
-        return _sdk
-
-
-def _forget_unfinished_import() -> None:
-    """In a forked child: the importing thread was not copied, so its future would never end."""
-    global _sdk, _sdk_lock
-    _sdk_lock = threading.Lock()
-    if _sdk is not None and not _sdk.done():
-        _sdk = None
-
-
-os.register_at_fork(after_in_child=_forget_unfinished_import)
-
-
-def _import_sdk(future: concurrent.futures.Future[SimpleNamespace]) -> None:
-    try:
-        import httpx2
-        from mcp import Client
-        from mcp.client.sse import sse_client
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.types import Implementation, ToolListChangedNotification
-
-        sdk = SimpleNamespace(
-            Client=Client,
-            Implementation=Implementation,
-            ToolListChangedNotification=ToolListChangedNotification,
-            StdioServerParameters=StdioServerParameters,
-            stdio_client=stdio_client,
-            sse_client=sse_client,
-            streamable_http_client=streamable_http_client,
-            httpx2=httpx2,
-            version=_version(),
-        )
-    except BaseException as exc:  # noqa: BLE001 - handed to every session waiting for the SDK
-        future.set_exception(exc)
-    else:
-        future.set_result(sdk)
-
-
 def _new_errlog() -> IO[str]:
     """A file for a stdio server's stderr: kept apart from the protocol, read on failure."""
     return tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
@@ -385,12 +305,3 @@ def _stderr_tail(errlog: IO[str] | None, secrets: Iterable[str]) -> str:
         text = text.replace(secret, "***")
     text = " | ".join(line.strip() for line in text.strip().splitlines() if line.strip())
     return ("…" + text) if size > _STDERR_TAIL_BYTES else text
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("toolcaller")
-    except PackageNotFoundError:
-        return "0"

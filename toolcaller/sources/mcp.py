@@ -4,6 +4,13 @@
 Claude Desktop, Cursor and VS Code use). Each session lives inside one long-lived task on the
 caller's portal loop, because anyio task groups must be entered and left by the same task;
 requests from any loop are handed to that loop with `Portal.arun`.
+
+Beside `command`/`args`/`env`/`cwd` (or `url`/`headers`), a server entry may give `"options"`
+(default options of its tools, e.g. `{"timeout": 30000}` for a slow server), `"tools"` (the
+names to keep), `"disabled"`, `"retryToolErrors"`, `"redactResult"` and `"logLevel"`. A tool
+that the server runs only as a task (`execution.taskSupport: "required"`) is listed with a
+`problem` (discovery flags it, calls fail saying why): toolcaller does not run MCP tasks.
+SIGTERM and SIGHUP stop a process's stdio servers (`_mcp_reaper`).
 """
 
 from __future__ import annotations
@@ -20,8 +27,11 @@ from toolcaller.core.portal import Portal
 from toolcaller.core.registry import Source
 from toolcaller.core.tool import Tool
 from toolcaller.errors import ExecutionError, RegistryError
+from toolcaller.sources import _mcp_reaper
 from toolcaller.sources._mcp_config import ServerSpec, parse_server_config
-from toolcaller.sources._mcp_session import ServerSession, preload_sdk
+from toolcaller.sources._mcp_connect import LogSink, preload_sdk
+from toolcaller.sources._mcp_session import Progress, ServerSession
+from toolcaller.sources._mcp_sources import McpEntrySource, McpSource
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -38,6 +48,14 @@ __all__ = [
 
 DEFAULT_START_TIMEOUT_S = 20.0
 DEFAULT_RETRY_START_AFTER_S = 5.0
+TASK_ONLY = ("the server runs it only as an MCP task (execution.taskSupport 'required'), and "
+             "toolcaller does not run MCP tasks: the server refuses a plain call (-32601)")
+
+
+def _seen(future: Any) -> None:
+    """Read a background start's outcome, so that a failure is not reported as unread."""
+    if not future.cancelled():
+        future.exception()
 
 
 class McpHub:
@@ -89,6 +107,8 @@ class McpHub:
         self._tools: dict[str, tuple[list[McpTool], list[Tool]]] = {}
         if any(not srv.config.get("disabled") for srv in self._servers.values()):
             preload_sdk()  # in a thread: the first call then finds the SDK (about 0.5 s) ready
+        if any("command" in srv.config for srv in self._servers.values()):
+            _mcp_reaper.install()
 
     @property
     def server_names(self) -> list[str]:
@@ -138,6 +158,23 @@ class McpHub:
             listed = await self.loop.arun(srv.list_tools())
         return self._as_tools(server, listed)
 
+    def start_all(self) -> None:
+        """Start every enabled server and list its tools, in the background (no waiting)."""
+        for srv in self._servers.values():
+            if not srv.config.get("disabled"):
+                self.loop.submit(srv.list_tools()).add_done_callback(_seen)
+
+    def starting_for_s(self, server: str) -> float | None:
+        """Seconds the server has been starting, or None when it is not starting."""
+        srv = self._servers.get(server)
+        return srv.starting_for_s() if srv is not None else None
+
+    def cached_tools(self, server: str) -> list[Tool]:
+        """Return the server's tools if it was listed, else nothing (starts nothing)."""
+        srv = self._servers.get(server)
+        listed = srv.listed if srv is not None else None
+        return self._as_tools(server, listed) if listed is not None else []
+
     def config(self, server: str) -> Mapping[str, Any]:
         """Return a server's entry in `mcpServers` (empty if there is none)."""
         srv = self._servers.get(server)
@@ -153,15 +190,19 @@ class McpHub:
         await self.loop.arun(self._get(server).session())
 
     async def acall(
-        self, server: str, tool: str, arguments: JSONObject, *, timeout_s: float | None = None
+        self, server: str, tool: str, arguments: JSONObject, *, timeout_s: float | None = None,
+        on_progress: Progress | None = None, on_log: LogSink | None = None,
     ) -> CallToolResult:
         """Call one tool of a server from any event loop; SDK exceptions pass through.
 
         A lost connection (`MCPError` -32000, a closed stream) retires the session, so the
         next call starts a new one. Cancelling the awaiting task cancels the request on the
-        server (the SDK sends `notifications/cancelled`) and leaves the session usable.
+        server (the SDK sends `notifications/cancelled`) and leaves the session usable. The
+        server's progress notifications for this call, and its log messages while it runs, go
+        to `on_progress(progress, total, message)` and `on_log(level, text)`.
         """
-        return await self.loop.arun(self._get(server).call(tool, arguments, timeout_s))
+        return await self.loop.arun(self._get(server).call(
+            tool, arguments, timeout_s, on_progress=on_progress, on_log=on_log))
 
     async def aclose(self) -> None:
         """Close every session and stop every server process."""
@@ -220,8 +261,11 @@ class McpHub:
             metadata["annotations"] = annotations
         if listed.output_schema is not None:
             metadata["outputSchema"] = listed.output_schema
-        target = McpTarget(server, listed.name, self,
-                           bool(self._servers[server].config.get("retryToolErrors")))
+        task_support = listed.execution.task_support if listed.execution is not None else None
+        if task_support is not None:
+            metadata["execution"] = {"taskSupport": task_support}
+        config = self._servers[server].config
+        target = McpTarget(server, listed.name, self, bool(config.get("retryToolErrors")))
         return Tool(
             name=f"{server}.{listed.name}",
             description=listed.description or title or "",
@@ -229,100 +273,12 @@ class McpHub:
             kind="mcp",
             target=target,
             metadata=metadata,
+            options=dict(config.get("options") or {}),
             idempotent=annotations.get("idempotentHint") is True,
+            redact_result=bool(config.get("redactResult")),
             base_dir=self.base_dir,
+            problem=TASK_ONLY if task_support == "required" else None,
         )
-
-
-class McpSource:
-    """Every tool of one MCP server, named `server.tool` (a `Source` for the registry)."""
-
-    def __init__(self, hub: McpHub, server: str) -> None:
-        self.hub = hub
-        self.server = server
-        self.name = f"mcp:{server}"
-        self.prefix = f"{server}."
-
-    def list_tools(self) -> list[Tool]:
-        """Return the server's tools, starting its session on first use; raise if it cannot."""
-        return self.hub.list_server_tools(self.server)
-
-    async def alist_tools(self) -> list[Tool]:
-        """Async twin of `list_tools`, usable from any event loop."""
-        return await self.hub.alist_server_tools(self.server)
-
-    def __repr__(self) -> str:
-        return f"McpSource({self.server!r})"
-
-
-class McpEntrySource:
-    """One registry entry that picks a single MCP tool under its own name.
-
-    The entry's `description`, `paramsSchema`, `metadata` and `options` win; what it leaves
-    out comes from the server's listing. An entry that gives `paramsSchema` is served without
-    contacting the server (the session starts at the first call); one that does not starts the
-    session at first discovery or lookup, like a whole-server source.
-    """
-
-    def __init__(self, hub: McpHub, entry: Mapping[str, Any]) -> None:
-        spec = entry.get("mcp")
-        if not isinstance(spec, Mapping) or not spec.get("server") or not spec.get("tool"):
-            raise RegistryError(
-                f"tool {entry.get('name')!r}: 'mcp' needs 'server' and 'tool'", pointer="/mcp"
-            )
-        self.hub = hub
-        self.entry = dict(entry)
-        self.server = str(spec["server"])
-        self.tool = str(spec["tool"])
-        self.name = f"mcp:{self.server}/{self.tool}"
-        self.prefix = str(entry["name"])
-        self._static = self._build(None) if "paramsSchema" in entry else None
-
-    def list_tools(self) -> list[Tool]:
-        """Return the one picked tool (asking the server only for what the entry lacks)."""
-        if self._static is not None:
-            return [self._static]
-        return [self._pick(self.hub.list_server_tools(self.server))]
-
-    async def alist_tools(self) -> list[Tool]:
-        """Async twin of `list_tools`, usable from any event loop."""
-        if self._static is not None:
-            return [self._static]
-        return [self._pick(await self.hub.alist_server_tools(self.server))]
-
-    def _pick(self, tools: list[Tool]) -> Tool:
-        for tool in tools:
-            if tool.target.tool == self.tool:
-                return self._build(tool)
-        names = ", ".join(repr(t.target.tool) for t in tools) or "none"
-        raise ExecutionError(
-            f"MCP server {self.server!r} has no tool {self.tool!r} (it has: {names})",
-            permanent=True,
-        )
-
-    def _build(self, listed: Tool | None) -> Tool:
-        entry = self.entry
-        metadata: JSONObject = dict(listed.metadata) if listed else {"tags": ["mcp", self.server]}
-        metadata.update(entry.get("metadata") or {})
-        spec = entry["mcp"]
-        retry = spec.get("retryToolErrors", listed.target.retry_tool_errors if listed else
-                         bool(self.hub.config(self.server).get("retryToolErrors")))
-        target = McpTarget(self.server, self.tool, self.hub, bool(retry))
-        return Tool(
-            name=self.prefix,
-            description=entry.get("description") or (listed.description if listed else ""),
-            params_schema=entry.get("paramsSchema", listed.params_schema if listed else {}),
-            kind="mcp",
-            target=target,
-            metadata=metadata,
-            options=dict(entry.get("options") or {}),
-            isolation=entry.get("isolation"),
-            idempotent=entry.get("idempotent", listed.idempotent if listed else False),
-            base_dir=self.hub.base_dir,
-        )
-
-    def __repr__(self) -> str:
-        return f"McpEntrySource({self.prefix!r} -> {self.server}.{self.tool})"
 
 
 def mcp_sources(

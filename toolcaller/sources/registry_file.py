@@ -1,4 +1,11 @@
-"""Registry files (SPEC §3): read, validate against the shipped JSON Schema, build tools."""
+"""Registry files (SPEC §3): read, validate against the shipped JSON Schema, build tools.
+
+A file holds `tools`, `mcpServers` (every tool of a server, or entries picking single tools)
+and `openapi` (every operation of a document, `toolcaller.sources.openapi.OpenApiSource`).
+Servers and documents are lazy sources: nothing starts or is read until a discovery or a call
+needs it, unless the file is loaded with `connect="background"`, which starts every server and
+reads every document in the background as the file loads, without waiting for them.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolcaller.core.pointer import to_pointer
 from toolcaller.core.portal import Portal
@@ -19,7 +26,10 @@ from toolcaller.errors import RegistryError
 if TYPE_CHECKING:
     from toolcaller.sources.mcp import McpHub
 
-__all__ = ["LoadedRegistry", "load_registry", "registry_schema", "tools_from_data"]
+__all__ = ["Connect", "LoadedRegistry", "load_registry", "registry_schema", "tools_from_data"]
+
+Connect = Literal["lazy", "background"]
+"""When MCP servers start and OpenAPI documents are read: at first need, or as the file loads."""
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "registry.schema.json"
 
@@ -32,7 +42,7 @@ def registry_schema() -> dict[str, Any]:
 
 @dataclass(slots=True)
 class LoadedRegistry:
-    """What a registry file holds: its tools, its lazy sources (MCP servers), their hub."""
+    """What a registry file holds: its tools, its lazy sources (MCP servers, OpenAPI documents)."""
 
     tools: list[Tool]
     sources: list[Source] = field(default_factory=list)
@@ -40,11 +50,13 @@ class LoadedRegistry:
     """The sessions of the file's `mcpServers`: close it to stop their processes."""
 
 
-def load_registry(path: str | Path, *, portal: Portal | None = None) -> LoadedRegistry:
+def load_registry(path: str | Path, *, portal: Portal | None = None,
+                  connect: Connect = "lazy") -> LoadedRegistry:
     """Read a registry file and return its tools and sources (`RegistryError` if unusable).
 
     `portal` is the private loop MCP sessions live on (the caller's); a file with
-    `mcpServers` needs one.
+    `mcpServers` needs one. `connect="background"` starts every MCP server and reads every
+    OpenAPI document now, in the background (see the module docstring).
     """
     source = Path(path)
     data = _read(source)
@@ -54,13 +66,26 @@ def load_registry(path: str | Path, *, portal: Portal | None = None) -> LoadedRe
         tools += _function_tools(data["functions"], source, base_dir, {t.name for t in tools})
     servers = data.get("mcpServers") or {}
     _check_mcp_servers(data.get("tools") or [], servers, source)
-    if not servers:
-        return LoadedRegistry(tools)
-    from toolcaller.sources.mcp import mcp_sources
+    loaded = LoadedRegistry(tools)
+    if servers:
+        from toolcaller.sources.mcp import mcp_sources
 
-    entries = [e for e in data.get("tools") or [] if "mcp" in e]
-    hub, sources = mcp_sources(servers, portal or Portal(), base_dir, entries=entries)
-    return LoadedRegistry([t for t in tools if t.kind != "mcp"], sources, hub)
+        entries = [e for e in data.get("tools") or [] if "mcp" in e]
+        hub, sources = mcp_sources(servers, portal or Portal(), base_dir, entries=entries)
+        loaded = LoadedRegistry([t for t in tools if t.kind != "mcp"], sources, hub)
+    if data.get("openapi"):
+        from toolcaller.sources.openapi import OpenApiSource
+
+        loaded.sources += [OpenApiSource(key, settings, base_dir)
+                           for key, settings in data["openapi"].items()]
+    if connect == "background":
+        if loaded.hub is not None:
+            loaded.hub.start_all()
+        for lazy in loaded.sources:
+            start = getattr(lazy, "start_background", None)
+            if start is not None:
+                start()
+    return loaded
 
 
 def _read(source: Path) -> Any:
@@ -117,27 +142,30 @@ def tools_from_data(data: Any, source: str = "<registry>", base_dir: Path | None
                 source=source, pointer=f"/tools/{index}/name")
         seen[name] = index
         schema = entry.get("paramsSchema", {"type": "object"})
-        _check_options(entry.get("options"), source, index)
+        _check_options(entry.get("options"), source, f"/tools/{index}/options")
         made = _tool(entry, schema, base_dir)
         problem = check_schema(made.params_schema)
         if problem is not None:
             made.problem = f"its paramsSchema cannot be used: {problem}"
         tools.append(made)
+    for key in ("mcpServers", "openapi"):
+        for name, settings in (data.get(key) or {}).items():
+            _check_options(settings.get("options"), source, f"/{key}/{name}/options")
     return tools
 
 
-def _check_options(options: Any, source: str, index: int) -> None:
-    """Check a tool's default options now, so a bad one is the registry's error, not a call's."""
+def _check_options(options: Any, source: str, where: str) -> None:
+    """Check default options now, so that a bad one is the registry's error, not a call's."""
     if not options:
         return
     from toolcaller.core.options import resolve_options
     from toolcaller.errors import InvalidParamsError
 
     try:
-        resolve_options({}, options, where=f"/tools/{index}/options")
+        resolve_options({}, options, where=where)
     except InvalidParamsError as exc:
         first = ((exc.details or {}).get("violations") or [{}])[0]
-        pointer = str(first.get("pointer", f"/tools/{index}/options")).replace("//", "/")
+        pointer = str(first.get("pointer", where)).replace("//", "/")
         problem = first.get("message", exc.message)
         raise RegistryError(f"{source}: {pointer}: {problem}", source=source,
                             pointer=pointer) from None
@@ -160,6 +188,8 @@ def _tool(entry: dict[str, Any], schema: Any, base_dir: Path | None) -> Tool:
         options=entry.get("options", {}),
         isolation=entry.get("isolation"),
         idempotent=entry.get("idempotent", False),
+        output=entry.get("output"),
+        redact_result=entry.get("redactResult", False),
         base_dir=base_dir,
     )
 
