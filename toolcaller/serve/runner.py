@@ -63,8 +63,8 @@ def make_server(caller: ToolCaller, *, filter: str | None = None) -> Any:
     try:
         return build_server(caller, filter=filter)
     except ImportError as exc:
-        raise UsageError("serving needs the MCP SDK: pip install 'toolcaller[mcp]' "
-                         f"({exc})") from None
+        raise UsageError("serving needs the MCP SDK, the 'mcp' extra: from a clone of "
+                         f"toolcaller, pip install '.[mcp]' ({exc})") from None
 
 
 def stdio_config(*, registry: str | Path | None = None, filter: str | None = None,

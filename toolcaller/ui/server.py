@@ -122,8 +122,8 @@ def serve(registry: str | os.PathLike[str] | None = None, port: int = 0,
     missing = [name for name in ("voila", "ipywidgets", "ipykernel")
                if importlib.util.find_spec(name) is None]
     if missing:
-        raise UsageError(f"the explorer page needs {', '.join(missing)}: "
-                         "pip install 'toolcaller[ui]'")
+        raise UsageError(f"the explorer page needs {', '.join(missing)}, the 'ui' extra: "
+                         "from a clone of toolcaller, pip install '.[ui]'")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be between 0 and 65535, got {port}")
     env = dict(os.environ)
