@@ -95,6 +95,45 @@ def registry_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def page_registry_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The page registry (`page_registry.py`): demo tools, form tools, badges and bulk tools."""
+    from tests.browser.page_registry import write_registry
+
+    return write_registry(tmp_path_factory.mktemp("page") / "tools.json")
+
+
+@pytest.fixture(scope="session")
+def page_server(need_voila: None, page_registry_file: Path, artifacts: Path,
+                ) -> Iterator[ExplorerServer]:
+    """`toolcaller ui --registry <page registry>`."""
+    from toolcaller.ui import serve
+
+    with serve(page_registry_file, log_path=artifacts / "voila-page.log") as server:
+        yield server
+
+
+@pytest.fixture
+def page_explorer(browser: Browser, page_server: ExplorerServer, artifacts: Path,
+                  request: pytest.FixtureRequest) -> Iterator[ExplorerPage]:
+    """A fresh explorer page of the page registry."""
+    from tests.browser.explorer_page import open_explorer
+
+    with open_explorer(browser, page_server.url, artifacts, request.node.name) as page:
+        yield page
+
+
+@pytest.fixture
+def dark_explorer(browser: Browser, page_server: ExplorerServer, artifacts: Path,
+                  request: pytest.FixtureRequest) -> Iterator[ExplorerPage]:
+    """A fresh explorer page of the page registry in Voilà's dark theme."""
+    from tests.browser.explorer_page import open_explorer
+
+    with open_explorer(browser, page_server.url + "&theme=dark", artifacts,
+                       request.node.name) as page:
+        yield page
+
+
+@pytest.fixture(scope="session")
 def ui_server(need_voila: None, registry_file: Path, artifacts: Path,
               ) -> Iterator[ExplorerServer]:
     """`toolcaller ui --registry <temp registry>` on a free port, with a temporary token."""

@@ -169,18 +169,24 @@ class ExplorerPage:
         texts = self.catalogue.locator("option").all_inner_texts()
         return [text.split()[0] for text in texts if text.split()]
 
-    def expect_rows(self, names: list[str]) -> None:
+    def expect_rows(self, names: list[str], timeout_ms: float = STEP_MS) -> None:
         """Wait until the catalogue lists exactly these tools, in this order."""
         expect(self.catalogue.locator("option")).to_have_text(
-            [re.compile(rf"^{re.escape(name)}\s") for name in names])
+            [re.compile(rf"^{re.escape(name)}\s") for name in names], timeout=timeout_ms)
 
     def search(self, text: str) -> None:
         """Type into the search field, as a person does (one key at a time)."""
         self.search_box.click()
         self.search_box.press_sequentially(text)
 
-    def select_tool(self, name: str) -> None:
-        """Click a tool's row in the catalogue and wait for its form."""
+    def select_tool(self, name: str, *, search: bool = False) -> None:
+        """Click a tool's row in the catalogue and wait for its form.
+
+        With `search`, first type the name into the search field, as a person does in a long
+        catalogue.
+        """
+        if search:
+            self.search_box.fill(name)
         self.catalogue.locator("option").filter(
             has_text=re.compile(rf"^{re.escape(name)}\s")).click()
         header = self.page.locator(".widget-html").filter(
