@@ -100,7 +100,8 @@ class TestViolations:
             ({"contains": {"type": "string"}}, [1],
              [("", "no item matches what the array must contain")]),
             ({"anyOf": [{"type": "string"}, {"minimum": 5}]}, 1,
-             [("", "1 matches none of the allowed alternatives")]),
+             [("", "1 matches none of the allowed alternatives; the closest, alternative 2, "
+                   "fails: 1 is less than the minimum of 5")]),
             ({"oneOf": [{"minimum": 1}, {"maximum": 3}]}, 2,
              [("", "2 matches more than one alternative; exactly one is allowed")]),
             ({"not": {"type": "string"}}, "a", [("", '"a" is not allowed here')]),
@@ -115,6 +116,26 @@ class TestViolations:
     def test_messages(self, schema: Any, params: Any, expected: list[tuple[str, str]]) -> None:
         """Each keyword has a short message that says what was expected and what arrived."""
         assert messages(schema, params) == expected
+
+    def test_a_union_names_its_closest_variant_and_what_fails_there(self) -> None:
+        """No alternative fits: the message names the closest (by title) and its failing field.
+
+        A `const` discriminator that differs marks a variant as another shape, so the variant
+        the value claims to be is the closest even when it fails as often as another.
+        """
+        card = {"title": "card", "type": "object", "required": ["method", "number"],
+                "properties": {"method": {"const": "card"},
+                               "number": {"type": "string", "pattern": "^[0-9]{16}$"}}}
+        bank = {"title": "bank", "type": "object", "required": ["method", "iban"],
+                "properties": {"method": {"const": "bank"}, "iban": {"type": "string"}}}
+        schema = {"properties": {"pay": {"oneOf": [card, bank]}}}
+        assert messages(schema, {"pay": {"method": "card", "number": "12"}}) == [
+            ("/pay", 'an object matches none of the allowed alternatives; the closest, "card", '
+                     'fails at /number: "12" does not match the required pattern')]
+        assert messages(schema, {"pay": {"method": "bank"}}) == [
+            ("/pay", "an object matches none of the allowed alternatives; the closest, \"bank\", "
+                     "fails at /iban: 'iban' is required")]
+        assert "{" not in messages(schema, {"pay": {"method": "x"}})[0][1]
 
     def test_messages_show_no_whole_object_nor_regex(self) -> None:
         """Objects and arrays are named, not dumped; long values are cut; patterns are not shown."""
