@@ -270,7 +270,7 @@ class TestColumns:
         """A very long description is cut with an ellipsis; the details show it whole."""
         long_text = "word " * 100
         table = CatalogTable(Registry([_tool("t.long", long_text)]))
-        assert table.list.options[0][0].endswith("…")
+        assert "word…" in table.list.options[0][0]
         table.select("t.long")
         assert long_text.strip() in table.details.value
         table.close()
