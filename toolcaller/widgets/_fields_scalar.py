@@ -142,9 +142,7 @@ class ConstField(ScalarField):
 
 
 def caption_kwargs(ctx: FieldContext) -> dict[str, Any]:
-    """Return the label of a control (its description; the description of the schema shows
-    under the control, see `_fields.build_field`).
-    """
+    """Return the label of a control (the schema's description shows under the control)."""
     return {"description": ctx.caption}
 
 
