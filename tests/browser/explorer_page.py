@@ -189,10 +189,9 @@ class ExplorerPage:
             self.search_box.fill(name)
         self.catalogue.locator("option").filter(
             has_text=re.compile(rf"^{re.escape(name)}\s")).click()
-        header = self.page.locator(".widget-html").filter(
-            has=self.page.locator("b", has_text=re.compile(rf"^{re.escape(name)}$")))
-        expect(header.first).to_be_visible()
-        expect(self.call_button).to_be_enabled()
+        card = self.page.locator(".tc-explorer .tc-tool-card b").first
+        expect(card).to_have_text(name)
+        expect(self.page.locator(".tc-explorer .tc-form")).to_be_visible(timeout=STEP_MS)
 
     def fill(self, label: str, text: str) -> None:
         """Type into a field, then leave it with Tab (number fields update on change)."""

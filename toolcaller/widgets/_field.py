@@ -143,8 +143,8 @@ class FieldContext:
     """Builds the field for a sub-schema (the dispatch in `_fields.build_field`)."""
     resolver: Any
     """A `referencing` resolver whose base is the schema the field's keywords came from."""
-    validator_cls: Any
-    """The jsonschema validator class for the root schema's dialect."""
+    root: Any
+    """The root schema (its `$defs` and dialect serve to check a value against a part)."""
     spec: Any
     """The `referencing` specification of that dialect (reads `$id` in sub-schemas)."""
     state: FormState

@@ -101,10 +101,8 @@ def _prepare(schema: Schema, ctx: FieldContext) -> tuple[dict[str, Any], FieldCo
 
 def build_root(schema: Schema, state: FormState) -> Field:
     """Build the field of a whole form (a root that is not an object starts as `{}`)."""
-    resolver, validator_cls, spec = root_tools(schema)
-    ctx = FieldContext(
-        build=build_field, resolver=resolver, validator_cls=validator_cls, spec=spec, state=state
-    )
+    resolver, spec = root_tools(schema)
+    ctx = FieldContext(build=build_field, resolver=resolver, root=schema, spec=spec, state=state)
     return build_field(schema, ctx)
 
 

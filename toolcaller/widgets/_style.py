@@ -58,46 +58,52 @@ PAGE_CSS = """
 
 /* Fields: the label above its control, the description under it, as the Inspector does. */
 .tc-form .widget-inline-hbox:not(.widget-checkbox) { flex-direction: column;
-  align-items: stretch; height: auto; }
+  align-items: stretch; height: auto !important; }
+.tc-form .widget-inline-hbox:not(.widget-checkbox) > * { flex: 0 0 auto !important; }
 .tc-form .widget-inline-hbox:not(.widget-checkbox) > .widget-label {
   width: auto !important; max-width: none; text-align: left; font-weight: 600;
-  line-height: 1.6; height: auto; }
-.tc-form input, .tc-form select, .tc-form textarea { box-sizing: border-box; }
-.tc-form .widget-inline-hbox:not(.widget-checkbox) > input,
-.tc-form .widget-inline-hbox:not(.widget-checkbox) > select,
-.tc-form .widget-inline-hbox:not(.widget-checkbox) > textarea { width: 100%; }
-.tc-form textarea { min-height: 6em; font-family: var(--jp-code-font-family, monospace); }
-.tc-form .tc-raw textarea { min-height: 16em; }
-.tc-form .tc-field { margin: 2px 0 6px 0; min-width: 0; }
+  line-height: 1.6; height: auto; padding: 0; margin: 0; }
+.tc-form input:not([type="checkbox"]), .tc-form select, .tc-form textarea {
+  box-sizing: border-box; width: 100%; }
+.tc-form .widget-box > *, .tc-explorer .tc-form-scroll > * { flex-shrink: 0 !important; }
+.tc-form .widget-inline-hbox > input, .tc-form .widget-inline-hbox > select {
+  height: var(--jp-widgets-inline-height, 28px); }
+.tc-form textarea { font-family: var(--jp-code-font-family, monospace); }
+.tc-form .widget-checkbox { height: auto; }
+.tc-form .tc-field { margin: 2px 0 8px 0; min-width: 0; height: auto; }
 .tc-form .tc-off { opacity: 0.45; }
-.tc-form .tc-tick { flex: 0 0 auto; width: auto; margin-right: 6px; }
+.tc-form .tc-tick { flex: 0 0 auto !important; width: auto !important; margin-right: 6px;
+  align-self: flex-start; }
 .tc-form .tc-tick .widget-label-basic span { font-size: 0.85em;
   color: var(--jp-ui-font-color2, #57606a); }
 .tc-form .tc-label { font-weight: 600; line-height: 1.6; }
 .tc-form .tc-nested { border: 1px solid var(--jp-border-color2, #d0d7de); border-radius: 4px;
   padding: 4px 8px; margin: 4px 0; }
+.tc-form .widget-html, .tc-form .widget-html-content { height: auto; line-height: 1.4; }
 
 /* The explorer's panes: side by side where the width allows, stacked below. */
 .tc-explorer { container-type: inline-size; width: 100%; }
 .tc-explorer .tc-panes { display: grid !important; grid-template-columns: minmax(0, 1fr);
-  gap: 10px; align-items: start; }
-.tc-explorer .tc-pane { min-width: 0; overflow: hidden; }
-.tc-explorer .tc-pane-form .tc-form-scroll { overflow: auto; }
+  gap: 12px; align-items: start; }
+.tc-explorer .tc-pane { min-width: 0; }
+.tc-explorer .tc-catalog-list select { height: 12em !important; }
+.tc-explorer .tc-catalog .widget-select-multiple select { height: 4.6em !important; }
 .tc-explorer .tc-actions { position: sticky; bottom: 0; z-index: 2; flex-wrap: wrap;
-  align-items: center; gap: 6px; padding: 6px 4px;
+  align-items: center; gap: 6px; padding: 6px 4px; height: auto;
   background: var(--jp-layout-color1, #ffffff);
   border-top: 1px solid var(--jp-border-color2, #d0d7de); }
-.tc-explorer .tc-why { flex: 1 1 12em; min-width: 0; }
+.tc-explorer .tc-why { flex: 1 1 12em; min-width: 0; height: auto; }
+.tc-explorer .tc-why .widget-html-content { height: auto; line-height: 1.35; }
 .tc-explorer .tc-tool-card { line-height: 1.45; word-break: break-word; }
+.tc-explorer .widget-tab .lm-TabBar-tab { min-width: 0; flex: 0 1 auto; max-width: none; }
 @container (min-width: 700px) {
   .tc-explorer .tc-panes { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }
   .tc-explorer .tc-pane-catalogue { grid-column: 1; grid-row: 1; }
   .tc-explorer .tc-pane-form { grid-column: 1; grid-row: 2; }
-  .tc-explorer .tc-pane-output { grid-column: 2; grid-row: 1 / span 2; }
-  .tc-explorer .tc-pane-output, .tc-explorer .tc-pane-form .tc-form-scroll {
-    max-height: calc(100vh - 60px); overflow: auto; }
-  .tc-explorer .tc-pane-form .tc-form-scroll { max-height: calc(100vh - 420px);
-    min-height: 8em; }
+  .tc-explorer .tc-pane-output { grid-column: 2; grid-row: 1 / span 2; position: sticky;
+    top: 0; max-height: calc(100vh - 24px); overflow: auto; }
+  .tc-explorer .tc-catalog-list select { height: 9em !important; }
+  .tc-explorer .tc-catalog .widget-select-multiple select { height: 3.6em !important; }
 }
 @container (min-width: 1100px) {
   .tc-explorer .tc-panes { grid-template-columns: minmax(0, 26fr) minmax(0, 37fr)
@@ -105,7 +111,10 @@ PAGE_CSS = """
   .tc-explorer .tc-pane-catalogue { grid-column: 1; grid-row: 1; }
   .tc-explorer .tc-pane-form { grid-column: 2; grid-row: 1; }
   .tc-explorer .tc-pane-output { grid-column: 3; grid-row: 1; }
-  .tc-explorer .tc-pane-form .tc-form-scroll { max-height: calc(100vh - 200px); }
+  .tc-explorer .tc-catalog-list select { height: calc(100vh - 330px) !important;
+    min-height: 12em; }
+  .tc-explorer .tc-pane-form .tc-form-scroll { max-height: calc(100vh - 210px);
+    overflow: auto; }
 }
 """
 """The style every view shares (see the module docstring)."""

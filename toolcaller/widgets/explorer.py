@@ -115,7 +115,7 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
         scroll.add_class("tc-form-scroll")
         outputs = W.Tab(children=(self.history_view, self.log_view))
         outputs.set_title(0, "history")
-        outputs.set_title(1, "request / response log")
+        outputs.set_title(1, "log")
         self.outputs = outputs
         panes = [
             ("catalogue", (self.catalogue,)),
