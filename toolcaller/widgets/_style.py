@@ -81,13 +81,19 @@ PAGE_CSS = """
   padding: 4px 8px; margin: 4px 0; }
 .tc-form .widget-html, .tc-form .widget-html-content { height: auto; line-height: 1.4; }
 
-/* The explorer's panes: side by side where the width allows, stacked below. */
+/* The explorer's panes: side by side where the width allows, stacked below. The panes fit the
+   window's height and scroll inside, so that Call and the result stay in view. */
 .tc-explorer { container-type: inline-size; width: 100%; }
 .tc-explorer .tc-panes { display: grid !important; grid-template-columns: minmax(0, 1fr);
   gap: 12px; align-items: start; }
 .tc-explorer .tc-pane { min-width: 0; }
+.tc-explorer .tc-catalog { min-width: 0; overflow: hidden; }
+.tc-explorer .tc-catalog select { width: 100% !important; min-width: 0; box-sizing: border-box; }
+.tc-explorer .tc-catalog > *, .tc-explorer .tc-form .widget-inline-hbox {
+  width: auto !important; max-width: calc(100% - 4px); }
 .tc-explorer .tc-catalog-list select { height: 12em !important; }
 .tc-explorer .tc-catalog .widget-select-multiple select { height: 4.6em !important; }
+.tc-explorer .tc-form-scroll { padding-right: 10px; }
 .tc-explorer .tc-actions { position: sticky; bottom: 0; z-index: 2; flex-wrap: wrap;
   align-items: center; gap: 6px; padding: 6px 4px; height: auto;
   background: var(--jp-layout-color1, #ffffff);
@@ -100,10 +106,11 @@ PAGE_CSS = """
   .tc-explorer .tc-panes { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }
   .tc-explorer .tc-pane-catalogue { grid-column: 1; grid-row: 1; }
   .tc-explorer .tc-pane-form { grid-column: 1; grid-row: 2; }
-  .tc-explorer .tc-pane-output { grid-column: 2; grid-row: 1 / span 2; position: sticky;
-    top: 0; max-height: calc(100vh - 24px); overflow: auto; }
-  .tc-explorer .tc-catalog-list select { height: 9em !important; }
-  .tc-explorer .tc-catalog .widget-select-multiple select { height: 3.6em !important; }
+  .tc-explorer .tc-pane-output { grid-column: 2; grid-row: 1 / span 2;
+    max-height: calc(100vh - 90px); overflow: auto; }
+  .tc-explorer .tc-catalog-list select { height: 7.5em !important; }
+  .tc-explorer .tc-catalog .widget-select-multiple select { height: 2.6em !important; }
+  .tc-explorer .tc-form-scroll { max-height: max(8em, calc(100vh - 480px)); overflow: auto; }
 }
 @container (min-width: 1100px) {
   .tc-explorer .tc-panes { grid-template-columns: minmax(0, 26fr) minmax(0, 37fr)
@@ -111,10 +118,9 @@ PAGE_CSS = """
   .tc-explorer .tc-pane-catalogue { grid-column: 1; grid-row: 1; }
   .tc-explorer .tc-pane-form { grid-column: 2; grid-row: 1; }
   .tc-explorer .tc-pane-output { grid-column: 3; grid-row: 1; }
-  .tc-explorer .tc-catalog-list select { height: calc(100vh - 330px) !important;
-    min-height: 12em; }
-  .tc-explorer .tc-pane-form .tc-form-scroll { max-height: calc(100vh - 210px);
-    overflow: auto; }
+  .tc-explorer .tc-catalog-list select { height: max(12em, calc(100vh - 340px)) !important; }
+  .tc-explorer .tc-catalog .widget-select-multiple select { height: 4.6em !important; }
+  .tc-explorer .tc-form-scroll { max-height: max(10em, calc(100vh - 260px)); }
 }
 """
 """The style every view shares (see the module docstring)."""

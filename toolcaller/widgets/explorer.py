@@ -74,7 +74,7 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
         self._edited_from: str | None = None  # the history call loaded into the form
         self._call_form: ParamForm | None = None
         self.catalogue = CatalogTable(caller, rows=12, show_details=False)
-        self.tool_header = W.HTML(PICK_A_TOOL)
+        self.tool_header = W.HTML()
         self.form_box = W.VBox()
         self.option_controls = _option_controls()
         """The options' widgets by option name: timeout, retries, retryDelay, deadline, format."""
@@ -83,6 +83,7 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
             children=(W.VBox(children=(*self.option_controls.values(), self.options_errors)),),
             selected_index=None)
         self.options_panel.set_title(0, "options")
+        self.options_panel.layout.display = "none"  # until a tool is picked
         self.call_button = W.Button(description="Call", icon="play", button_style="primary",
                                     disabled=True, tooltip="pick a tool first",
                                     layout=W.Layout(width="auto", min_width="6em"))
@@ -223,13 +224,14 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
         self._edited_from = None
         if not self.running:
             self.result_view.clear()  # the last tool's result is not this one's
+        self.options_panel.layout.display = "none" if tool is None else None
         if tool is None:
-            self.tool_header.value = PICK_A_TOOL
+            self.tool_header.value = ""
             self.form_box.children = ()
         else:
             self.tool_header.value = tool_card_html(tool, required_params(tool))
             self.form = ParamForm(tool.params_schema)
-            self.form.observe(lambda _: self._update_call(), names="params")
+            self.form.observe(lambda _: self._update_call(), names=["params", "valid"])
             self.form.on_submit(self._on_submit)
             self.form_box.children = (self.form,)
             self._fill_options(tool)

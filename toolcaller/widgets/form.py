@@ -57,6 +57,9 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
         value: Params to show at first; else defaults and empty values.
     """
 
+    valid = traitlets.Bool(
+        True, help="Whether a call would get past validation (`is_valid`); observe it to gate a "
+                   "Call button: it changes when raw text stops parsing, though `params` does not.")
     params = traitlets.Any(
         default_value=None,
         allow_none=True,
@@ -227,6 +230,7 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
             self.params = value
         finally:
             self._syncing = False
+        self.valid = self.is_valid
         self._render_errors()
 
     @traitlets.observe("params")
