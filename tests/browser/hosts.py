@@ -121,7 +121,8 @@ class LabServer:
                 return
             time.sleep(0.1)
         self.stop()
-        raise RuntimeError(f"JupyterLab did not listen in time: {self.log_path.read_text()[-3000:]}")
+        tail = self.log_path.read_text()[-3000:]
+        raise RuntimeError(f"JupyterLab did not listen in time: {tail}")
 
 
 def open_lab_explorer(page: Page, url: str, theme: str, timeout_ms: float) -> None:
