@@ -21,6 +21,7 @@ from typing import Any
 
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
+RESET_TOOL = "demo.hang"  # no params: picking it drops the last tool's form
 PAGE_READY_MS = 180_000  # a first visit starts a kernel that imports pandas: slow on 2 cores
 STEP_MS = 30_000  # one call's round trip through the kernel, generously for a loaded CI machine
 NOT_LOCAL = re.compile(r"^https?://(?!127\.0\.0\.1[:/])")
@@ -153,10 +154,13 @@ class ExplorerPage:
         self.ready_s = time.monotonic() - started
 
     def reset(self) -> None:
-        """Leave the explorer as a new test expects it: nothing running, no filter, at the top."""
+        """Leave the explorer as a new test expects it: nothing running, no filter, at the top,
+        and a tool with no params picked (so that the next pick builds a fresh form)."""
         if self.cancel_button.is_visible():
             self.cancel_button.click()
             expect(self.cancel_button).to_be_hidden(timeout=STEP_MS)
+        if self.tool_card.count() and self.tool_card.locator("b").first.inner_text() != RESET_TOOL:
+            self.select_tool(RESET_TOOL, search=True)
         clear = self.catalog.get_by_role("button", name="clear filters")
         if clear.is_visible():
             clear.click()  # empties the search and the tags
@@ -286,8 +290,7 @@ class ExplorerPage:
         started = time.monotonic()
         row.click()
         expect(self.tool_card.locator("b").first).to_have_text(name, timeout=STEP_MS)
-        expect(self.form.locator("input, select, textarea").first).to_be_attached(
-            timeout=STEP_MS)
+        expect(self.form.get_by_role("button", name="raw JSON")).to_be_visible(timeout=STEP_MS)
         return time.monotonic() - started
 
     def fill(self, label: str, text: str) -> None:
@@ -317,8 +320,9 @@ class ExplorerPage:
         return bool(OPEN_PANEL.search(self._panel(title).get_attribute("class") or ""))
 
     def _panel(self, title: str) -> Locator:
-        return self.explorer.locator(".jupyter-widget-Collapse").filter(
-            has=self._panel_title(title)).last
+        header = self.page.locator(".jupyter-widget-Collapse-header").filter(
+            has_text=re.compile(rf"^\s*{re.escape(title)}\s*$"))
+        return self.explorer.locator(".jupyter-widget-Collapse").filter(has=header).last
 
     def open_tab(self, title: str) -> None:
         """Show the output pane's tab with this title ("history" or "log")."""

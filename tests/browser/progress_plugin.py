@@ -41,7 +41,7 @@ TOOLS = [Tool(
     name="plugin.steps",
     description="Work in steps, reporting progress after each (a plugin tool kind).",
     params_schema={"type": "object", "properties": {
-        "count": {"type": "integer", "minimum": 1, "maximum": 20, "default": 4}}},
+        "count": {"type": "integer", "minimum": 1, "maximum": 20, "default": 3}}},
     kind="steps", target=None, metadata={"tags": ["plugin", "progress"]},
     options={"timeout": 30000, "deadline": 30000, "retries": 0},
 )]

@@ -65,10 +65,11 @@ def _history(caller: ToolCaller) -> list[tuple[str, Any]]:
 
 class TestSelection:
     def test_nothing_selected_means_no_form_and_no_call(self, explorer: Explorer) -> None:
-        """Before a pick there is no form, Call is disabled and the header asks for a tool."""
+        """Before a pick there is no form, Call is disabled and says to pick a tool first."""
         assert explorer.form is None
         assert explorer.call_button.disabled
-        assert "pick a tool" in explorer.tool_header.value
+        assert "pick a tool" in explorer.why.value
+        assert explorer.options_panel.layout.display == "none"
         assert explorer.cancel_button.layout.display == "none"
 
     def test_selecting_a_tool_builds_its_form_with_its_description(

@@ -194,7 +194,7 @@ class TestLabels:
         )
         control = at(form, "/n")
         assert control.description == "Count"
-        assert control.tooltip is None
+        assert control.tooltip == "Count"  # the name: the description is shown, not hidden
         assert "How many.<br>default: 3" in help_lines(form, "/n")
         bare = ParamForm(obj({"x": {"type": "string"}}))
         assert help_lines(bare, "/x") == ""  # nothing said, nothing shown (no "null")
@@ -253,14 +253,13 @@ class TestOptionalAndDefaults:
         assert form.value["opts"] == {"x": 4}
 
     def test_the_include_tick_says_include_and_names_its_field(self) -> None:
-        """The include box shows "include"; its label also names its field for screen readers."""
+        """The include box is labelled "include NAME" (its accessible name and tooltip too)."""
         form = ParamForm(self.SCHEMA)
         tick = toggle(form, "/name").tick
-        assert (tick.description, tick.tooltip, tick.indent) == (
-            'include<span class="tc-sr-only"> name</span>', "send name", False)
-        assert tick.description_allow_html
+        assert (tick.description, tick.indent) == ("include name", False)
+        assert not tick.description_allow_html  # a raw-HTML label would show as its tooltip
         assert "tc-include-tick" in tick._dom_classes
-        assert ".tc-sr-only" in form.children[-1].value
+        assert "tc-toggled" in toggle(form, "/name").widget._dom_classes
 
     def test_a_field_left_out_is_dimmed(self) -> None:
         """An optional field that is not sent is greyed out; ticked, it is not."""
@@ -307,8 +306,7 @@ class TestNullable:
     def test_the_null_tick_is_named_after_its_field(self) -> None:
         """The null box's label names its field, so that two null boxes are told apart."""
         form = ParamForm(self.SCHEMA)
-        assert [toggle(form, p).tick.description for p in ("/n", "/s")] == [
-            '<span class="tc-sr-only">n: </span>null', '<span class="tc-sr-only">s: </span>null']
+        assert [toggle(form, p).tick.description for p in ("/n", "/s")] == ["n: null", "s: null"]
 
     def test_optional_and_nullable_have_both_ticks(self) -> None:
         """Optional + nullable: leave it out, send null, or send a value."""

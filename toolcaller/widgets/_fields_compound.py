@@ -54,7 +54,6 @@ class ToggleField(Field):
             layout="tick",
             indent=False,
             value=on != nullable,
-            description_allow_html=True,
             **_tick_label(ctx.label, nullable=nullable),
         )
         self.tick.add_class("tc-tick")
@@ -64,12 +63,15 @@ class ToggleField(Field):
         if eager:
             head = self._build(lazy=False).widget
         else:
-            off = "null" if nullable else "not sent"
             caption = (f'<span class="tc-label">{html.escape(ctx.caption)}</span> '
-                       f'<span class="tc-muted">{off}</span>')
+                       '<span class="tc-muted">null</span>' if nullable
+                       else '<span class="tc-muted">not sent</span>')
             head = self._head = ctx.state.make(W.HTML, layout="box", value=caption)
-        parts = (head, self.tick) if nullable else (self.tick, head)
-        self.widget = ctx.state.make(W.HBox, layout="field", children=parts)
+        if nullable:
+            self.widget = ctx.state.make(W.HBox, layout="field", children=(head, self.tick))
+        else:  # "include NAME" above the field, whose own label hides (the tick says it)
+            self.widget = ctx.state.make(W.VBox, layout="field", children=(self.tick, head))
+            self.widget.add_class("tc-toggled")
         self.widget.add_class("tc-field")
         self.tick.observe(self._on_tick, names="value")
         self._dim()
@@ -164,18 +166,14 @@ class ToggleField(Field):
 
 
 def _tick_label(name: str, *, nullable: bool) -> dict[str, str]:
-    """Label a toggle's checkbox so that it says what it does, and names its field.
+    """Label a toggle's checkbox with what it does to which field: "include NAME", "NAME: null".
 
-    A label is what names a checkbox in the browser: an include tick shows "include" and
-    names its field for screen readers (`tc-sr-only`), so its accessible name is
-    "include NAME"; a null tick shows "null" and is named "NAME: null".
+    A label is what names a checkbox in the browser (and its tooltip, in ipywidgets): plain
+    text, so that both read well.
     """
-    hidden = f'<span class="tc-sr-only"> {html.escape(name)}</span>' if name else ""
     if nullable:
-        named = f'<span class="tc-sr-only">{html.escape(name)}: </span>' if name else ""
-        return {"description": f"{named}null", "tooltip": "send null"}
-    return {"description": f"include{hidden}",
-            "tooltip": f"send {name}" if name else "send this optional parameter"}
+        return {"description": f"{name}: null" if name else "null"}
+    return {"description": f"include {name}" if name else "include this optional parameter"}
 
 
 class ListRow:
@@ -300,6 +298,7 @@ def build_array(schema: dict[str, Any], ctx: FieldContext) -> Field | None:
             allowed_tags=tags,
             allow_duplicates=schema.get("uniqueItems") is not True,
         )
+        control.add_class("tc-tags")
         field = TagsField(ctx, control)
         # A TagsInput shows no label of its own: the caption goes above it, always.
         label = ctx.state.make(W.HTML, layout="box",

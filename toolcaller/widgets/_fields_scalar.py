@@ -143,7 +143,8 @@ class ConstField(ScalarField):
 
 def caption_kwargs(ctx: FieldContext) -> dict[str, Any]:
     """Return the label of a control (the schema's description shows under the control)."""
-    return {"description": ctx.caption}
+    # A tooltip of its own: without one, some views title their label "null".
+    return {"description": ctx.caption, "tooltip": ctx.caption or None}
 
 
 def build_enum(schema: dict[str, Any], ctx: FieldContext) -> Field | None:

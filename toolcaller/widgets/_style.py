@@ -74,8 +74,10 @@ PAGE_CSS = """
 .tc-form .tc-off { opacity: 0.45; }
 .tc-form .tc-tick { flex: 0 0 auto !important; width: auto !important; margin-right: 6px;
   align-self: flex-start; }
-.tc-form .tc-tick .widget-label-basic span { font-size: 0.85em;
-  color: var(--jp-ui-font-color2, #57606a); }
+.tc-form .tc-tick .widget-label-basic span { font-weight: 600; }
+.tc-form .tc-toggled > .tc-field > .widget-inline-hbox:not(.widget-checkbox) > .widget-label,
+.tc-form .tc-toggled > .tc-field > .widget-html:first-child:not(:last-child) {
+  position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0, 0, 0, 0); }
 .tc-form .tc-label { font-weight: 600; line-height: 1.6; }
 .tc-form .tc-nested { border: 1px solid var(--jp-border-color2, #d0d7de); border-radius: 4px;
   padding: 4px 8px; margin: 4px 0; }
@@ -106,8 +108,15 @@ PAGE_CSS = """
   .tc-explorer .tc-panes { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }
   .tc-explorer .tc-pane-catalogue { grid-column: 1; grid-row: 1; }
   .tc-explorer .tc-pane-form { grid-column: 1; grid-row: 2; }
-  .tc-explorer .tc-pane-output { grid-column: 2; grid-row: 1 / span 2;
-    max-height: calc(100vh - 90px); overflow: auto; }
+  .tc-explorer .tc-panes { grid-template-rows: auto 1fr; }
+  .tc-explorer .tc-pane-output { grid-column: 2; grid-row: 1 / span 2; }
+  /* The result stays at the top of its pane; the history and the log scroll below it. */
+  .tc-explorer .tc-pane-output { max-height: calc(100vh - 90px); overflow: hidden; }
+  .tc-explorer .tc-pane-output > .tc-result { flex: 0 1 auto !important; max-height: 55vh;
+    overflow: auto; min-height: 2em; }
+  .tc-explorer .tc-pane-output > .widget-tab { flex: 1 1 auto !important; min-height: 10em; }
+  .tc-explorer .tc-pane-output .widget-tab-contents { flex: 1 1 auto; min-height: 0;
+    overflow: auto !important; }
   .tc-explorer .tc-catalog-list select { height: 7.5em !important; }
   .tc-explorer .tc-catalog .widget-select-multiple select { height: 2.6em !important; }
   .tc-explorer .tc-form-scroll { max-height: max(8em, calc(100vh - 480px)); overflow: auto; }

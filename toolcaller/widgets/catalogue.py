@@ -149,6 +149,7 @@ class CatalogTable(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox
             self.tags.value = ()
         finally:
             self._syncing = False
+        self._limit = self.max_rows
         self._apply()
 
     def select(self, name: str) -> None:
