@@ -442,8 +442,7 @@ def explorer_context(browser: Browser, artifacts: Path | None,
     # The page's template links CDN stylesheets (its icons are bundled too): refuse every
     # request that is not to the local server, so that nothing depends on the network.
     context.route(NOT_LOCAL, lambda route: route.abort())
-    context.grant_permissions(["clipboard-read", "clipboard-write"],
-                              origin="http://127.0.0.1")
+    context.grant_permissions(["clipboard-read", "clipboard-write"])  # the copy buttons
     try:
         page = context.new_page()
         log.follow(page)

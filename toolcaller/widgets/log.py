@@ -140,6 +140,7 @@ class LogView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is A
         self.editor.add_class("tc-resend-editor")
         self.send_button = W.Button(description="Send", icon="paper-plane",
                                     button_style="primary", layout=W.Layout(width="auto"))
+        self.send_button.add_class("tc-send")
         self.close_editor = W.Button(description="close", layout=W.Layout(width="auto"))
         self.editor_bar = W.HBox(children=(self.send_button, self.close_editor),
                                  layout=W.Layout(display="none"))
