@@ -42,16 +42,16 @@ INSTALL_HINT = ("run .ci/run_browser.sh, or pip install -e '.[notebook,browser]'
                 "and apt-get install chromium")
 SIZES = {"1400x900": (1400, 900), "1024x700": (1024, 700)}
 HOSTS = [(host, theme) for host in ("voila", "lab") for theme in ("light", "dark")]
-TIMINGS: list[tuple[str, str, float]] = []
-"""(what, where, seconds) measured by the suite, printed at the end."""
+TIMINGS: list[tuple[str, str, float, str]] = []
+"""(what, where, value, unit) measured by the suite, printed at the end."""
 PLUGIN_POINTS = {"toolcaller.tools": "steps = tests.browser.progress_plugin:TOOLS",
                  "toolcaller.adapters": "steps = tests.browser.progress_plugin:StepsAdapter"}
 
 
-def record_timing(what: str, where: str, seconds: float) -> None:
-    """Keep a measured time for the summary (and print it, for `-s` runs)."""
-    TIMINGS.append((what, where, seconds))
-    print(f"timing: {what} [{where}] {seconds:.2f} s")
+def record_timing(what: str, where: str, seconds: float, unit: str = "s") -> None:
+    """Keep a measured time (or another figure in `unit`) for the summary; print it too."""
+    TIMINGS.append((what, where, seconds, unit))
+    print(f"measured: {what} [{where}] {seconds:.2f} {unit}")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -59,14 +59,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if not TIMINGS:
         return
     terminalreporter.section("explorer timings (printed, not asserted)")
-    groups: dict[tuple[str, str], list[float]] = {}
-    for what, where, seconds in TIMINGS:
-        groups.setdefault((what, where.split("-")[0]), []).append(seconds)
+    groups: dict[tuple[str, str, str], list[float]] = {}
+    for what, where, value, unit in TIMINGS:
+        groups.setdefault((what, where.split("-")[0], unit), []).append(value)
     lines = []
-    for (what, host), values in sorted(groups.items()):
+    for (what, host, unit), values in sorted(groups.items()):
         values.sort()
-        line = (f"{what:<22} {host:<6} n={len(values):<3} min {values[0]:.2f} s  "
-                f"median {values[len(values) // 2]:.2f} s  max {values[-1]:.2f} s")
+        line = (f"{what:<28} {host:<6} n={len(values):<3} min {values[0]:.2f} {unit}  "
+                f"median {values[len(values) // 2]:.2f} {unit}  max {values[-1]:.2f} {unit}")
         lines.append(line)
         terminalreporter.write_line(line)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,8 @@ from tests.browser.conftest import record_timing
 if TYPE_CHECKING:
     from tests.browser.explorer_page import ExplorerPage
 
-pytestmark = pytest.mark.browser
+# A host and theme's first test also opens its page (Lab starts a kernel, runs the notebook).
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 BULK = 480
 

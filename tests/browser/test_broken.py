@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
     from tests.browser.explorer_page import ExplorerPage
 
-pytestmark = pytest.mark.browser
+# A host and theme's first test also opens its page (Lab starts a kernel, runs the notebook).
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 SLOW_CALL_S = 4
 TYPED_AFTER_S = 0.8

@@ -22,7 +22,8 @@ from tests.browser.conftest import record_timing
 if TYPE_CHECKING:
     from tests.browser.explorer_page import ExplorerPage
 
-pytestmark = pytest.mark.browser
+# A host and theme's first test also opens its page (Lab starts a kernel, runs the notebook).
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 THREE_PANES_FROM_PX = 1100  # the explorer's own width (Lab's notebook is narrower than Voilà)
 TWO_PANES_FROM_PX = 700
@@ -70,7 +71,7 @@ def test_call_and_the_result_stay_in_view(ui: ExplorerPage, tool: str) -> None:
     ui.explorer.evaluate("e => e.scrollIntoView({block: 'start'})")
     height = (ui.page.viewport_size or {"height": 0})["height"]
     call_bottom = ui.bottom_of(ui.call_button)
-    record_timing(f"Call bottom y ({tool})", ui.where, call_bottom / 1000)  # px / 1000
+    record_timing(f"Call bottom y, {tool}", ui.where, call_bottom, unit="px")
     assert call_bottom <= height, f"Call ends at y={call_bottom:.0f} of {height}"
     if tool == "math.add":
         ui.fill("a *", "1")

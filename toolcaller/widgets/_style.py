@@ -50,6 +50,10 @@ PAGE_CSS = """
 .tc-table th, .tc-table td { padding: 2px 6px; text-align: left; vertical-align: top;
   border-bottom: 1px solid var(--jp-border-color2, #eaeef2); }
 .tc-table tr.tc-picked { background: var(--jp-layout-color3, #ddf4ff); }
+.tc-history .tc-table { width: auto; min-width: 100%; }
+.tc-history .tc-table td { white-space: nowrap; max-width: 26em; overflow: hidden;
+  text-overflow: ellipsis; }
+.tc-explorer .tc-call:disabled { opacity: 0.45; }
 .tc-diff { font-family: var(--jp-code-font-family, monospace); font-size: 12px; }
 .tc-diff .tc-add { color: var(--jp-success-color1, #1a7f37); }
 .tc-diff .tc-del { color: var(--jp-error-color1, #cf222e); }
@@ -65,7 +69,8 @@ PAGE_CSS = """
   line-height: 1.6; height: auto; padding: 0; margin: 0; }
 .tc-form input:not([type="checkbox"]), .tc-form select, .tc-form textarea {
   box-sizing: border-box; width: 100%; }
-.tc-form .widget-box > *, .tc-explorer .tc-form-scroll > * { flex-shrink: 0 !important; }
+.tc-form .widget-box > *, .tc-explorer .tc-form-scroll > *, .tc-result > *, .tc-log > *,
+.tc-history > * { flex-shrink: 0 !important; }
 .tc-form .widget-inline-hbox > input, .tc-form .widget-inline-hbox > select {
   height: var(--jp-widgets-inline-height, 28px); }
 .tc-form textarea { font-family: var(--jp-code-font-family, monospace); }

@@ -110,7 +110,7 @@ def copy_block(title: str, value: Any) -> str:
               f'onclick="{html.escape(COPY_JS)}">copy</button>')
     return (f'<div class="tc-block"><div style="display:flex;align-items:center;gap:8px">'
             f"<b>{html.escape(title)}</b>{button}</div>"
-            f'<pre class="tc-pre">{html.escape(text)}</pre></div>')
+            f'<pre class="tc-pre" style="line-height:1.4">{html.escape(text)}</pre></div>')
 
 
 class LogView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is Any
