@@ -329,6 +329,68 @@ class TestCalls:
         assert type(params["a"]) is int
 
 
+class TestLogAndRepeats:
+    async def test_each_call_is_logged_with_its_request_and_envelope(
+            self, explorer: Explorer) -> None:
+        """The log holds the exact request (toolName, params, options) and the envelope."""
+        _fill(explorer, "math.add", {"a": 1, "b": 2}, retries=0)
+        envelope = await _click_and_wait(explorer)
+        [entry] = explorer.call_log.entries
+        assert entry.request["toolName"] == "math.add"
+        assert entry.request["params"] == {"a": 1, "b": 2}
+        assert entry.request["options"]["retries"] == 0
+        assert entry.envelope == envelope.to_dict()
+        assert explorer.log_view.picker.value == entry.number
+
+    async def test_resend_sends_the_request_as_written(self, explorer: Explorer) -> None:
+        """"edit and resend" may send what the form would refuse: the engine answers."""
+        _fill(explorer, "math.add", {"a": 1, "b": 2})
+        await _click_and_wait(explorer)
+        first = explorer.call_log.entries[-1]
+        assert explorer.resend({"toolName": "math.add", "params": {"a": "one"}}, first)
+        envelope = await explorer.wait()
+        assert envelope is not None and envelope.code == "INVALID_PARAMS"
+        last = explorer.call_log.entries[-1]
+        assert (last.origin, last.parent) == ("resend", first.call_id)
+        assert _form(explorer).errors == []  # the form's own params were not touched
+
+    async def test_edit_in_form_loads_a_past_call_and_the_next_call_repeats_it(
+            self, explorer: Explorer, caller: ToolCaller) -> None:
+        """History → "edit in form": the tool, params and options come back; the next call is a
+        re-run of that call, compared with it in the log."""
+        _fill(explorer, "text.echo", {"text": "hello"}, retries=1)
+        await _click_and_wait(explorer)
+        record = caller.history.last()
+        assert record is not None
+        explorer.select("math.add")
+        explorer.history_view.selected_call = record.call_id
+        explorer.history_view.edit_button.click()
+        assert explorer.catalogue.selected == "text.echo"
+        assert _form(explorer).value == {"text": "hello"}
+        assert explorer.option_controls["retries"].value == 1
+        _form(explorer).widget_at("/text").value = "hello again"  # type: ignore[union-attr]
+        await _click_and_wait(explorer)
+        last = explorer.call_log.entries[-1]
+        assert (last.origin, last.parent) == ("re-run", record.call_id)
+        assert "hello again" in explorer.log_view.diff.value
+
+    async def test_a_history_rerun_shares_the_explorers_cancel(self, explorer: Explorer,
+                                                               caller: ToolCaller) -> None:
+        """Re-run from the history runs through the explorer: its Cancel shows, Call waits."""
+        caller.call("demo.slow", {"seconds": 0.01})
+        record = caller.history.last()
+        assert record is not None
+        record.params = {"seconds": 30}
+        explorer.history_view.selected_call = record.call_id
+        explorer.history_view.rerun_button.click()
+        assert explorer.running
+        assert explorer.cancel_button.layout.display is None
+        assert explorer.history_view.cancel_button.layout.display == "none"
+        explorer.cancel()
+        await explorer.wait()
+        assert explorer.result_view.status_text == "cancelled"
+
+
 class TestCancel:
     async def test_cancelling_a_running_call(self, explorer: Explorer, caller: ToolCaller) -> None:
         """Cancel stops demo.slow: no envelope, a grey "cancelled" badge (not a problem), no row."""
