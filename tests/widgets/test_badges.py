@@ -45,7 +45,9 @@ def test_badges_explain_themselves_and_the_card_escapes() -> None:
     """Each badge has a tooltip saying what it means; the card shows the whole description."""
     tool = _tool("http", {"method": "GET", "url": "http://h/"})
     shown = badges_html(tool)
-    assert ">GET<" in shown and ">read-only<" in shown and ">open-world<" in shown
+    assert ">GET<" in shown
+    assert ">read-only<" in shown
+    assert ">open-world<" in shown
     assert 'title="read-only: does not change anything (readOnlyHint)"' in shown
     card = tool_card_html(tool, ["a"])
     assert "A &lt;tool&gt;." in card

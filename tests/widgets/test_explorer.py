@@ -349,7 +349,8 @@ class TestLogAndRepeats:
         first = explorer.call_log.entries[-1]
         assert explorer.resend({"toolName": "math.add", "params": {"a": "one"}}, first)
         envelope = await explorer.wait()
-        assert envelope is not None and envelope.code == "INVALID_PARAMS"
+        assert envelope is not None
+        assert envelope.code == "INVALID_PARAMS"
         last = explorer.call_log.entries[-1]
         assert (last.origin, last.parent) == ("resend", first.call_id)
         assert _form(explorer).errors == []  # the form's own params were not touched

@@ -34,7 +34,8 @@ class TestCallLog:
         ok = log.add(_run(caller, "math.add", {"a": 1, "b": 2}))
         bad = log.add(_run(caller, "math.divide", {"a": 1, "b": 0}))
         assert ok.request == {"toolName": "math.add", "params": {"a": 1, "b": 2}, "options": {}}
-        assert ok.envelope is not None and ok.envelope["result"] == {"sum": 3}
+        assert ok.envelope is not None
+        assert ok.envelope["result"] == {"sum": 3}
         assert (ok.status, bad.status) == ("success", "EXECUTION_ERROR")
         assert log.find(ok.call_id) is ok
         assert log.find("nope") is None

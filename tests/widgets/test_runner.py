@@ -66,8 +66,11 @@ class TestRunner:
         assert runner.running
         assert not runner.start(Job("math.add", {"a": 1, "b": 2}, {}))  # one at a time
         job = await runner.wait()
-        assert job is not None and job.envelope is not None and job.envelope.success
-        assert heard[0] == "start" and heard[-1] == "done"
+        assert job is not None
+        assert job.envelope is not None
+        assert job.envelope.success
+        assert heard[0] == "start"
+        assert heard[-1] == "done"
         assert "tick" in heard  # the elapsed time moves while it runs
         assert not runner.running
 
@@ -78,13 +81,16 @@ class TestRunner:
         await asyncio.sleep(0.05)
         assert runner.cancel()
         job = await runner.wait()
-        assert job is not None and job.cancelled and job.envelope is None
+        assert job is not None
+        assert job.cancelled
+        assert job.envelope is None
         assert caller.history.last().status == "cancelled"  # type: ignore[union-attr]
 
     def test_run_now_calls_synchronously(self, caller: ToolCaller) -> None:
         """`run_now` is for scripts without a loop: the job ends with its envelope."""
         job = CallRunner(caller).run_now(Job("math.add", {"a": 1, "b": 2}, {}))
-        assert job.envelope is not None and job.envelope.result == {"sum": 3}
+        assert job.envelope is not None
+        assert job.envelope.result == {"sum": 3}
         assert job.ended is not None
 
     async def test_a_broken_listener_does_not_break_the_call(self, caller: ToolCaller) -> None:
@@ -99,5 +105,7 @@ class TestRunner:
         runner.listen(lambda what, job: seen.append(what))
         runner.start(Job("math.add", {"a": 1, "b": 2}, {}))
         job = await runner.wait()
-        assert job is not None and job.envelope is not None and job.envelope.success
+        assert job is not None
+        assert job.envelope is not None
+        assert job.envelope.success
         assert seen[-1] == "done"
