@@ -392,6 +392,20 @@ class TestLogAndRepeats:
         assert explorer.result_view.status_text == "cancelled"
 
 
+class TestWithoutWidgets:
+    def test_a_renderer_without_widgets_gets_a_snapshot(self, explorer: Explorer) -> None:
+        """Beside the live widget, the bundle holds static HTML and a one-line text (GitHub
+        shows these where it cannot run widgets, instead of `Explorer(children=(…`)."""
+        _fill(explorer, "math.add", {"a": 1, "b": 2})
+        explorer.call_now()
+        bundle = explorer._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in bundle
+        assert bundle["text/plain"] == "Explorer(24 tools; math.add; success)"
+        assert "<b>math.add</b>" in bundle["text/html"]
+        assert "1 calls recorded" in bundle["text/html"]
+        assert "children=" not in repr(explorer.history_view)
+
+
 class TestCancel:
     async def test_cancelling_a_running_call(self, explorer: Explorer, caller: ToolCaller) -> None:
         """Cancel stops demo.slow: no envelope, a grey "cancelled" badge (not a problem), no row."""

@@ -21,6 +21,7 @@ from toolcaller.envelope import Envelope, Options
 from toolcaller.errors import ErrorCode
 from toolcaller.widgets._badges import tool_card_html
 from toolcaller.widgets._runner import CallRunner, Job
+from toolcaller.widgets._snapshot import SnapshotMixin
 from toolcaller.widgets._style import style_widget
 from toolcaller.widgets.catalogue import CatalogTable, required_params
 from toolcaller.widgets.form import ParamForm
@@ -38,7 +39,7 @@ PICK_A_TOOL = '<div class="tc-muted">pick a tool in the catalogue to fill in its
 SHOWN_REASONS = 3  # problems the disabled Call names (the form shows each beside its field)
 
 
-class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is Any
+class Explorer(SnapshotMixin, W.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     """Browse a caller's tools, fill a tool's form, call it, and look at the result and history.
 
     Picking a tool in `catalogue` builds `form` (a `ParamForm` of its params) and fills the
@@ -144,6 +145,19 @@ class Explorer(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is 
     def running(self) -> bool:
         """Whether a call started from this view is under way."""
         return self.runner.running
+
+    def snapshot_html(self) -> str:
+        """Return the explorer as static HTML: the tool, the last result, the history."""
+        count = html.escape(f"{self.catalogue.matches:,} of {len(self.catalogue._rows):,}")
+        return (f"<div><b>toolcaller explorer</b> — {count} tools listed</div>"
+                f"{self.tool_header.value}{self.result_view.snapshot_html()}"
+                f"{self.history_view.snapshot_html()}")
+
+    def snapshot_text(self) -> str:
+        """Return the explorer in one line: tools, the tool picked, the last outcome."""
+        picked = self.catalogue.selected or "no tool picked"
+        outcome = self.result_view.status_text or "no call yet"
+        return f"Explorer({len(self.catalogue._rows)} tools; {picked}; {outcome})"
 
     def select(self, name: str) -> None:
         """Select a tool by name, as a click in the catalogue does ("" clears)."""

@@ -30,6 +30,7 @@ from toolcaller.widgets._history_html import (
     tuples,
 )
 from toolcaller.widgets._runner import CallRunner, Job
+from toolcaller.widgets._snapshot import SnapshotMixin
 from toolcaller.widgets.result import RED, ResultView
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ __all__ = ["HistoryView", "has_masked_secret"]
 DEFAULT_MAX_ROWS = 200
 
 
-class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is Any
+class HistoryView(SnapshotMixin, W.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     """The calls of a `History`, newest first, with their attempts, timings and a re-run button.
 
     The view follows the history by itself (`history.subscribe`), from any thread: a burst of
@@ -148,6 +149,14 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
             self.timing.value = chart_html(calls, attempts)
             self.attempts_table.value = attempts_html(attempts)
             self._set_call_options(calls)
+
+    def snapshot_html(self) -> str:
+        """Return the summary, the calls table and the timing chart as static HTML."""
+        return "".join(str(part.value) for part in (self.summary, self.calls_table, self.timing))
+
+    def snapshot_text(self) -> str:
+        """Return the view in one line: how many calls it lists."""
+        return f"HistoryView({len(self.history)} calls recorded)"
 
     def rerun(self, call_id: str | None = None) -> Envelope:
         """Call a past call's tool again with its recorded params and options, synchronously.

@@ -11,6 +11,7 @@ import ipywidgets as W
 import traitlets
 
 from toolcaller.envelope import Envelope
+from toolcaller.widgets._snapshot import SnapshotMixin
 from toolcaller.widgets._style import COLOURS, style_widget
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ MUTED = f"color:{COLOURS['muted']};font-size:0.9em"
 SHOWN_NOTES = 5  # progress and log lines shown while a call runs
 
 
-class ResultView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is Any
+class ResultView(SnapshotMixin, W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is Any
     """Shows one envelope: a status badge, the message, details, the result and the metadata.
 
     `show(envelope)` takes an `Envelope` or its dict; `show_running(job)` says a call is under
@@ -65,6 +66,16 @@ class ResultView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox i
         self.children = (self.status, self.message, self.details, self.result, self.metadata,
                          style_widget())
         self.clear()
+
+    def snapshot_html(self) -> str:
+        """Return what the view shows, as static HTML (for renderers without widgets)."""
+        return "".join(part.value for part in (self.status, self.message, self.result,
+                                               self.metadata))
+
+    def snapshot_text(self) -> str:
+        """Return the view in one line: its status and message."""
+        message = f": {self.message_text[:80]}" if self.message_text else ""
+        return f"ResultView({self.status_text or 'empty'}{message})"
 
     def clear(self) -> None:
         """Show nothing."""
