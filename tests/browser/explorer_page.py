@@ -11,6 +11,7 @@ their titles, as a person does. The only other CSS classes used are ipywidgets' 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -402,9 +403,15 @@ class ExplorerPage:
         assert box is not None, "the element is not shown"
         return float(box["y"] + box["height"])
 
-    def shot(self, name: str) -> Path | None:
-        """Save a screenshot of the window as `<prefix>-<size>-<test>-NN-<name>.png`."""
+    def shot(self, name: str, *, always: bool = False) -> Path | None:
+        """Save a screenshot of the window as `<prefix>-<size>-<test>-NN-<name>.png`.
+
+        In the host × theme × size matrix only the pane states are kept (`always`), or every
+        shot with TOOLCALLER_ALL_SHOTS=1: eight copies of each step are too many to look at.
+        """
         if self.artifacts is None:
+            return None
+        if self.size and not always and os.environ.get("TOOLCALLER_ALL_SHOTS") != "1":
             return None
         self._shots += 1
         parts = [self.prefix, self.size, self.test, f"{self._shots:02d}", name]
