@@ -26,7 +26,9 @@ NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 EXPECTED = ["01-quickstart.ipynb", "02-acceptance.ipynb", "03-debugging-failures.ipynb",
             "04-model-tool-calls.ipynb"]
 CHECK = "# NBVAL_CHECK_OUTPUT"
-MAX_BYTES = 100_000  # no widget state, no images: a notebook's diff stays readable
+MAX_BYTES = 600_000  # with the widget state GitHub and nbviewer need, no images
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _read = cast(Callable[..., Any], nbformat.read)  # nbformat is untyped
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
@@ -47,12 +49,25 @@ class TestNotebooks:
 
     @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)
     def test_is_valid_and_small(self, path: Path) -> None:
-        """Each notebook is valid nbformat 4 with the python3 kernel, and stored without state."""
+        """Each notebook is valid nbformat 4 with the python3 kernel, and not too big."""
         notebook = _read(path, as_version=4)
         nbformat.validate(notebook)
         assert notebook.metadata.kernelspec.name == "python3"
-        assert "widgets" not in notebook.metadata  # widget state: large and random ids
         assert path.stat().st_size < MAX_BYTES
+
+    @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)
+    def test_widgets_render_without_a_kernel(self, path: Path) -> None:
+        """Every widget shown has its state saved (nbviewer renders it), and a static snapshot
+        for renderers that run no widgets (GitHub), not `Explorer(children=(…`."""
+        notebook = _read(path, as_version=4)
+        state = notebook.metadata.widgets[WIDGET_STATE]["state"]
+        shown = [output.data for cell in _code_cells(path) for output in cell.outputs
+                 if WIDGET_VIEW in output.get("data", {})]
+        assert shown
+        for data in shown:
+            assert data[WIDGET_VIEW]["model_id"] in state
+            assert "text/html" in data
+            assert "children=" not in data["text/plain"]
 
     @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)
     def test_every_code_cell_was_run_once_in_order(self, path: Path) -> None:

@@ -81,7 +81,8 @@ class TestCalls:
         expect(explorer.message).to_contain_text("this tool always fails")
 
     def test_a_slow_call_can_be_cancelled(self, explorer: ExplorerPage) -> None:
-        """A 30 s call with a long timeout shows Cancel, which ends it at once: no envelope."""
+        """A 30 s call with a long timeout shows Cancel, which ends it at once: no envelope, a
+        `cancelled` row in the history."""
         explorer.select_tool("demo.slow")
         explorer.fill("seconds", str(SLOW_SECONDS))
         explorer.set_options(timeout=60_000, deadline=60_000, retries=0)
@@ -99,7 +100,7 @@ class TestCalls:
 
 class TestHistory:
     def test_history_lists_each_call_with_its_attempts(self, explorer: ExplorerPage) -> None:
-        """Two calls, newest first, each with its attempts; a cancelled call leaves no row."""
+        """Three calls, newest first, each with its attempts; the cancelled one is a row too."""
         assert_showcase_succeeded(explorer, call_showcase(explorer))
         explorer.select_tool("demo.fail")
         explorer.set_options(retries=1, retryDelay=10)
@@ -112,10 +113,12 @@ class TestHistory:
         explorer.cancel_button.click()
         expect(explorer.message).to_contain_text("cancelled")
 
-        expect(explorer.history).to_contain_text("2 calls recorded · 1 failed")
+        expect(explorer.history).to_contain_text("3 calls recorded · 1 failed · 1 cancelled")
         calls = explorer.history_calls()
-        assert [(c["tool"], c["status"], c["attempts"]) for c in calls] == [
-            ("demo.fail", "RETRY_EXHAUSTED", "2"), ("demo.showcase", "✓ success", "1")]
+        assert [(c["tool"], c["status"]) for c in calls] == [
+            ("demo.slow", "cancelled"), ("demo.fail", "RETRY_EXHAUSTED"),
+            ("demo.showcase", "✓ success")]
+        assert [c["attempts"] for c in calls[1:]] == ["2", "1"]
         explorer.open_panel("attempts")
         expect(explorer.history.locator("table").nth(1)).to_be_visible()
         attempts = [(a["tool"], a["attempt"], a["outcome"]) for a in explorer.history_attempts()]

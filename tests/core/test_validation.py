@@ -100,7 +100,8 @@ class TestViolations:
             ({"contains": {"type": "string"}}, [1],
              [("", "no item matches what the array must contain")]),
             ({"anyOf": [{"type": "string"}, {"minimum": 5}]}, 1,
-             [("", "1 matches none of the allowed alternatives")]),
+             [("", "1 matches none of the allowed alternatives; the closest, alternative 2, "
+                   "fails: 1 is less than the minimum of 5")]),
             ({"oneOf": [{"minimum": 1}, {"maximum": 3}]}, 2,
              [("", "2 matches more than one alternative; exactly one is allowed")]),
             ({"not": {"type": "string"}}, "a", [("", '"a" is not allowed here')]),

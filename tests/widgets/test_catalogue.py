@@ -270,7 +270,7 @@ class TestColumns:
         """A very long description is cut with an ellipsis; the details show it whole."""
         long_text = "word " * 100
         table = CatalogTable(Registry([_tool("t.long", long_text)]))
-        assert table.list.options[0][0].endswith("…")
+        assert "word…" in table.list.options[0][0]
         table.select("t.long")
         assert long_text.strip() in table.details.value
         table.close()
@@ -286,6 +286,33 @@ class TestLargeCatalogue:
         assert table.matches == 400  # 200 "Math" descriptions, 200 "math" tags
         assert "showing 50 of 400 (filtered from 1,000 tools)" in table.count_label.value
         table.close()
+
+    def test_a_cut_list_says_so_and_shows_all_on_demand(self) -> None:
+        """"showing 50 of 1,000" comes with "show all", which lists every match; a new filter
+        starts short again."""
+        table = CatalogTable(_synthetic(1_000), max_rows=50)
+        assert table.show_all_button.layout.display is None
+        assert "type to narrow the list" in table.count_label.value
+        table.show_all_button.click()
+        assert len(table.rows) == 1_000
+        assert table.show_all_button.layout.display == "none"
+        table.search.value = "math"
+        assert len(table.rows) == 50
+        table.close()
+
+    def test_clear_filters_empties_the_search_and_the_tags(self, table: CatalogTable) -> None:
+        """A tag filtering after the search was emptied says so; "clear filters" ends it."""
+        assert table.clear_button.layout.display == "none"
+        table.tags.value = ("math",)
+        table.search.value = "add"
+        table.search.value = ""
+        assert table.rows == ["math.add", "math.divide"]
+        assert "tags: math" in table.count_label.value
+        assert table.clear_button.layout.display is None
+        table.clear_button.click()
+        assert (table.search.value, table.tags.value) == ("", ())
+        assert len(table.rows) == table.matches > 2
+        assert table.clear_button.layout.display == "none"
 
     def test_a_keystroke_over_10000_tools_takes_under_50_ms(self) -> None:
         """Updating the model for one keystroke over 10,000 tools takes well under 50 ms."""

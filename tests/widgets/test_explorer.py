@@ -65,10 +65,11 @@ def _history(caller: ToolCaller) -> list[tuple[str, Any]]:
 
 class TestSelection:
     def test_nothing_selected_means_no_form_and_no_call(self, explorer: Explorer) -> None:
-        """Before a pick there is no form, Call is disabled and the header asks for a tool."""
+        """Before a pick there is no form, Call is disabled and says to pick a tool first."""
         assert explorer.form is None
         assert explorer.call_button.disabled
-        assert "pick a tool" in explorer.tool_header.value
+        assert "pick a tool" in explorer.why.value
+        assert explorer.options_panel.layout.display == "none"
         assert explorer.cancel_button.layout.display == "none"
 
     def test_selecting_a_tool_builds_its_form_with_its_description(
@@ -181,22 +182,46 @@ class TestCalls:
         assert explorer.result_view.status_text == "TOOL_NOT_FOUND"
         assert _history(caller) == [("text.echo", "TOOL_NOT_FOUND")]
 
-    async def test_invalid_params_show_beside_their_field(
-        self, explorer: Explorer, caller: ToolCaller
-    ) -> None:
-        """A bad value set in the form is refused by the engine; the field shows why.
-
-        The form still checks with jsonschema, the engine with jsonschema-rs: until the form
-        reuses the engine's ParamsValidator, the field shows each one's words.
-        """
-        _fill(explorer, "demo.login", {"username": "", "password": "x"})
-        envelope = await _click_and_wait(explorer)
-        assert envelope.code == "INVALID_PARAMS"
-        assert envelope.metadata.attempts == 0  # type: ignore[union-attr]
-        assert _field_error(_form(explorer), "/username").splitlines() == [
-            "'' should be non-empty", "expected at least 1 character, got 0"]
+    def test_an_invalid_form_disables_call_and_says_why(self, explorer: Explorer,
+                                                         caller: ToolCaller) -> None:
+        """The form runs the engine's validator: Call stays disabled, saying what to fix."""
+        _fill(explorer, "demo.login", {"username": "a", "password": "x"})
+        assert not explorer.call_button.disabled
+        _form(explorer).widget_at("/username").value = ""  # type: ignore[union-attr]
+        assert explorer.call_button.disabled
+        assert "expected at least 1 character, got 0" in html.unescape(explorer.why.value)
+        assert _field_error(_form(explorer), "/username") == (
+            "expected at least 1 character, got 0")  # the user typed there: it shows
         assert _field_error(_form(explorer), "/password") == ""
-        assert _history(caller) == [("demo.login", "INVALID_PARAMS")]
+        explorer.start_call()
+        assert explorer.result_view.status_text == "problem"
+        assert not explorer.running
+        assert _history(caller) == []  # nothing was sent
+
+    def test_the_form_says_what_the_engine_says(self, explorer: Explorer,
+                                                caller: ToolCaller) -> None:
+        """Word for word: the form's errors are the violations the engine answers."""
+        _fill(explorer, "demo.showcase", {"title": "lower", "count": "500"})
+        engine = caller.call("demo.showcase", _form(explorer).value)
+        assert engine.code == "INVALID_PARAMS"
+        said = [(v["pointer"], v["message"]) for v in engine.error.details["violations"]]
+        assert _form(explorer).errors == said
+
+    def test_enter_calls_and_an_invalid_enter_shows_every_error(
+            self, explorer: Explorer, caller: ToolCaller) -> None:
+        """Enter in a text field calls a valid form; on an invalid one it shows all errors."""
+        _fill(explorer, "demo.showcase", {})
+        form = _form(explorer)
+        assert _field_error(form, "/title") == ""  # a blank form is not red
+        form._state._on_text_message(form.widget_at("/title"), {"event": "submit"}, [])
+        assert _field_error(form, "/title") == '"" does not match the required pattern'
+        assert _field_error(form, "/color") == "'color' is required"
+        assert not explorer.running
+        form.widget_at("/title").value = "Hi"  # type: ignore[union-attr]
+        form.widget_at("/color").value = 0  # type: ignore[union-attr]
+        form._state._on_text_message(form.widget_at("/title"), {"event": "submit"}, [])
+        assert explorer.running or explorer.last_envelope is not None
+        explorer.cancel()
 
     async def test_violations_only_the_engine_finds_are_shown(
         self, explorer: Explorer, caller: ToolCaller
@@ -227,14 +252,15 @@ class TestCalls:
         assert (await _click_and_wait(explorer)).success
         assert explorer.options_errors.value == ""
 
-    async def test_violations_go_at_the_next_call(self, explorer: Explorer) -> None:
-        """Violations shown for one call are gone once a valid call comes back."""
-        _fill(explorer, "demo.login", {"username": "", "password": "open sesame"})
-        await _click_and_wait(explorer)
-        _form(explorer).widget_at("/username").value = "ann"  # type: ignore[union-attr]
+    async def test_violations_go_at_the_next_call(self, explorer: Explorer,
+                                                  caller: ToolCaller) -> None:
+        """Violations the engine found are gone once the next call starts."""
+        _fill(explorer, "text.wordcount", {"text": "one two"})
+        _form(explorer).show_errors([("/text", "taken")])
+        assert _field_error(_form(explorer), "/text") == "taken"
         envelope = await _click_and_wait(explorer)
         assert envelope.success
-        assert _field_error(_form(explorer), "/username") == ""
+        assert _field_error(_form(explorer), "/text") == ""
 
     async def test_execution_error(self, explorer: Explorer, caller: ToolCaller) -> None:
         """math.divide by zero: EXECUTION_ERROR with a readable message."""
@@ -266,7 +292,14 @@ class TestCalls:
 
     async def test_switching_tools_while_a_call_runs(self, explorer: Explorer) -> None:
         """Another pick during a call keeps Call disabled; the old call's violations stay away."""
-        _fill(explorer, "demo.login", {"username": "", "password": "x"})
+        _fill(explorer, "text.wordcount", {"text": "one two"})
+        tool = explorer.caller.registry.get("text.wordcount")
+        assert tool is not None
+        stricter = {"type": "object", "required": ["text"],
+                    "properties": {"text": {"type": "string", "maxLength": 3}}}
+        explorer.caller.registry.add(Tool(name=tool.name, description=tool.description,
+                                          params_schema=stricter, kind=tool.kind,
+                                          target=tool.target), replace=True)
         explorer.call_button.click()
         explorer.select("math.add")
         assert explorer.call_button.disabled
@@ -275,17 +308,102 @@ class TestCalls:
         assert envelope.code == "INVALID_PARAMS"
         assert explorer.result_view.status_text == "INVALID_PARAMS"
         assert _form(explorer).error_banner.value == ""
-        assert not explorer.call_button.disabled
+        assert explorer.call_button.disabled  # math.add's form is still blank
+        assert "'a' is required" in html.unescape(explorer.why.value)
 
+    async def test_picking_another_tool_clears_the_last_result(self, explorer: Explorer) -> None:
+        """The last tool's result does not stay beside the next tool's form."""
+        _fill(explorer, "math.add", {"a": 1, "b": 2})
+        await _click_and_wait(explorer)
+        assert explorer.result_view.status_text == "success"
+        explorer.select("text.echo")
+        assert explorer.result_view.status_text == ""
 
     async def test_a_typed_whole_number_is_sent_as_an_int(self, explorer: Explorer,
                                                           caller: ToolCaller) -> None:
         """A number box holding a typed `2` sends `{"a": 2}`, which the history shows."""
-        _fill(explorer, "math.add", {"a": 2.0, "b": 0.5})  # a FloatText holds floats
+        _fill(explorer, "math.add", {"a": "2", "b": "0.5"})
         await _click_and_wait(explorer)
         params = caller.history.records()[-1].params
         assert params == {"a": 2, "b": 0.5}
         assert type(params["a"]) is int
+
+
+class TestLogAndRepeats:
+    async def test_each_call_is_logged_with_its_request_and_envelope(
+            self, explorer: Explorer) -> None:
+        """The log holds the exact request (toolName, params, options) and the envelope."""
+        _fill(explorer, "math.add", {"a": 1, "b": 2}, retries=0)
+        envelope = await _click_and_wait(explorer)
+        [entry] = explorer.call_log.entries
+        assert entry.request["toolName"] == "math.add"
+        assert entry.request["params"] == {"a": 1, "b": 2}
+        assert entry.request["options"]["retries"] == 0
+        assert entry.envelope == envelope.to_dict()
+        assert explorer.log_view.picker.value == entry.number
+
+    async def test_resend_sends_the_request_as_written(self, explorer: Explorer) -> None:
+        """"edit and resend" may send what the form would refuse: the engine answers."""
+        _fill(explorer, "math.add", {"a": 1, "b": 2})
+        await _click_and_wait(explorer)
+        first = explorer.call_log.entries[-1]
+        assert explorer.resend({"toolName": "math.add", "params": {"a": "one"}}, first)
+        envelope = await explorer.wait()
+        assert envelope is not None
+        assert envelope.code == "INVALID_PARAMS"
+        last = explorer.call_log.entries[-1]
+        assert (last.origin, last.parent) == ("resend", first.call_id)
+        assert _form(explorer).errors == []  # the form's own params were not touched
+
+    async def test_edit_in_form_loads_a_past_call_and_the_next_call_repeats_it(
+            self, explorer: Explorer, caller: ToolCaller) -> None:
+        """History → "edit in form": the tool, params and options come back; the next call is a
+        re-run of that call, compared with it in the log."""
+        _fill(explorer, "text.echo", {"text": "hello"}, retries=1)
+        await _click_and_wait(explorer)
+        record = caller.history.last()
+        assert record is not None
+        explorer.select("math.add")
+        explorer.history_view.selected_call = record.call_id
+        explorer.history_view.edit_button.click()
+        assert explorer.catalogue.selected == "text.echo"
+        assert _form(explorer).value == {"text": "hello"}
+        assert explorer.option_controls["retries"].value == 1
+        _form(explorer).widget_at("/text").value = "hello again"  # type: ignore[union-attr]
+        await _click_and_wait(explorer)
+        last = explorer.call_log.entries[-1]
+        assert (last.origin, last.parent) == ("re-run", record.call_id)
+        assert "hello again" in explorer.log_view.diff.value
+
+    async def test_a_history_rerun_shares_the_explorers_cancel(self, explorer: Explorer,
+                                                               caller: ToolCaller) -> None:
+        """Re-run from the history runs through the explorer: its Cancel shows, Call waits."""
+        caller.call("demo.slow", {"seconds": 0.01})
+        record = caller.history.last()
+        assert record is not None
+        record.params = {"seconds": 30}
+        explorer.history_view.selected_call = record.call_id
+        explorer.history_view.rerun_button.click()
+        assert explorer.running
+        assert explorer.cancel_button.layout.display is None
+        assert explorer.history_view.cancel_button.layout.display == "none"
+        explorer.cancel()
+        await explorer.wait()
+        assert explorer.result_view.status_text == "cancelled"
+
+
+class TestWithoutWidgets:
+    def test_a_renderer_without_widgets_gets_a_snapshot(self, explorer: Explorer) -> None:
+        """Beside the live widget, the bundle holds static HTML and a one-line text (GitHub
+        shows these where it cannot run widgets, instead of `Explorer(children=(…`)."""
+        _fill(explorer, "math.add", {"a": 1, "b": 2})
+        explorer.call_now()
+        bundle = explorer._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in bundle
+        assert bundle["text/plain"] == "Explorer(24 tools; math.add; success)"
+        assert "<b>math.add</b>" in bundle["text/html"]
+        assert "1 calls recorded" in bundle["text/html"]
+        assert "children=" not in repr(explorer.history_view)
 
 
 class TestCancel:
@@ -361,7 +479,7 @@ class TestCallbacksNeverRaise:
             raise RuntimeError("engine on fire")
 
         monkeypatch.setattr(explorer.caller, "call", broken)
-        explorer.select("math.add")
+        _fill(explorer, "math.add", {"a": 1, "b": 2})
         assert explorer.call_now() is None
         assert "engine on fire" in explorer.result_view.message_text
         assert not explorer.call_button.disabled

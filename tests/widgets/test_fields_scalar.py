@@ -1,4 +1,4 @@
-"""Scalar fields: what a user types into a number box, against what code sets in it."""
+"""Number fields: what a user types is what is sent, out of range or not; empty is left out."""
 
 from __future__ import annotations
 
@@ -8,23 +8,26 @@ from typing import Any
 import pytest
 
 from toolcaller.widgets import ParamForm
+from toolcaller.widgets._fields_number import NumberBox
 
 NUMBER = {"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]}
+BOUNDED = {"type": "object", "required": ["count"],
+           "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 100}}}
 
 
-def _type_into(form: ParamForm, pointer: str, value: Any) -> None:
-    """Set a control as the browser does when a user types (a FloatText holds a float)."""
+def _type_into(form: ParamForm, pointer: str, text: Any) -> None:
+    """Set a control as the browser does when a user types."""
     control = form.widget_at(pointer)
     assert control is not None, pointer
-    control.value = value
+    control.value = text
 
 
 class TestNumberTypedByAUser:
-    @pytest.mark.parametrize(("typed", "sent"), [(2, 2), (2.0, 2), (-7.0, -7), (0.0, 0),
-                                                 (2.5, 2.5), (1e-3, 1e-3)],
-                             ids=["2", "2.0", "-7", "0", "2.5", "0.001"])
-    def test_a_whole_number_is_sent_as_an_int(self, typed: float, sent: float) -> None:
-        """JSON has one number type: a typed `2` is sent as `2`, never `2.0`; `2.5` stays."""
+    @pytest.mark.parametrize(("typed", "sent"), [("2", 2), ("2.0", 2.0), ("-7", -7), ("0", 0),
+                                                 ("2.5", 2.5), ("1e-3", 1e-3), (" 42 ", 42)],
+                             ids=["2", "2.0", "-7", "0", "2.5", "0.001", "spaces"])
+    def test_the_number_sent_is_the_number_typed(self, typed: str, sent: float) -> None:
+        """`2` is sent as the integer 2, `2.0` as the number 2.0: as typed, nothing rewritten."""
         form = ParamForm(NUMBER)
         _type_into(form, "/a", typed)
         assert form.value == {"a": sent}
@@ -32,27 +35,56 @@ class TestNumberTypedByAUser:
         assert form.params == {"a": sent}
 
     def test_the_json_sent_is_what_was_typed(self) -> None:
-        """The params as JSON read `{"a": 2}` (the history showed `{"a": 2.0}`)."""
+        """The params as JSON read `{"a": 2}` for a typed `2`."""
         form = ParamForm(NUMBER)
-        _type_into(form, "/a", 2.0)
+        _type_into(form, "/a", "2")
         assert json.dumps(form.value) == '{"a": 2}'
 
-    def test_a_float_past_exact_integers_stays_a_float(self) -> None:
-        """Past 2**53 a float is no exact integer: `1e20` is sent as the float it is."""
-        form = ParamForm(NUMBER)
-        _type_into(form, "/a", 1e20)
-        assert type(form.value["a"]) is float
+    def test_out_of_range_stays_as_typed_and_is_reported(self) -> None:
+        """500 in a 1..100 box stays 500 (no clamping to 100) and the engine's message says so."""
+        form = ParamForm(BOUNDED)
+        _type_into(form, "/count", "500")
+        assert form.value == {"count": 500}
+        assert form.errors == [("/count", "500 is greater than the maximum of 100")]
+        _type_into(form, "/count", "0")
+        assert form.value == {"count": 0}
+        assert form.errors == [("/count", "0 is less than the minimum of 1")]
 
-    def test_typing_back_the_value_code_set_sends_what_was_typed(self) -> None:
-        """After `value = {"a": 2.0}`, typing 3 then 2 sends `2`: the user's edit wins."""
-        form = ParamForm(NUMBER, value={"a": 2.0})
-        _type_into(form, "/a", 3.0)
-        _type_into(form, "/a", 2.0)
-        assert type(form.value["a"]) is int
+    def test_text_that_is_no_number_is_sent_as_text(self) -> None:
+        """`abc` is not made into a number: the engine's type message says what is wrong."""
+        form = ParamForm(BOUNDED)
+        _type_into(form, "/count", "abc")
+        assert form.value == {"count": "abc"}
+        assert form.errors == [("/count", 'expected an integer, got "abc"')]
+
+    def test_an_empty_box_is_left_out(self) -> None:
+        """A required number starts empty, is left out, and the engine says it is required."""
+        form = ParamForm(BOUNDED)
+        assert form.value == {}
+        assert form.errors == [("/count", "'count' is required")]
+        _type_into(form, "/count", "5")
+        _type_into(form, "/count", "")
+        assert form.value == {}
+
+    def test_code_may_set_a_number_in_the_box(self) -> None:
+        """`box.value = 7` (a number) shows "7": the box is text, code need not know it."""
+        form = ParamForm(NUMBER)
+        control = form.widget_at("/a")
+        assert isinstance(control, NumberBox)
+        control.value = 7
+        assert control.value == "7"
+        assert form.value == {"a": 7}
+
+    def test_the_placeholder_says_the_kind_and_range(self) -> None:
+        """An empty box says what it takes."""
+        control = ParamForm(BOUNDED).widget_at("/count")
+        assert control is not None
+        assert control.placeholder == "integer, 1 to 100"
 
 
 class TestNumberSetByCode:
-    @pytest.mark.parametrize("value", [2.0, 2, -0.5, 1e20], ids=["2.0", "2", "-0.5", "1e20"])
+    @pytest.mark.parametrize("value", [2.0, 2, -0.5, 1e20, 10**30],
+                             ids=["2.0", "2", "-0.5", "1e20", "big-int"])
     def test_a_value_set_reads_back_exactly(self, value: float) -> None:
         """`form.value = {"a": 2.0}` reads back `2.0`, and `2` reads back `2` (lossless)."""
         form = ParamForm(NUMBER)
@@ -68,16 +100,16 @@ class TestNumberSetByCode:
         assert type(form.value["a"]) is float
 
     def test_a_default_reads_back_as_written(self) -> None:
-        """A schema's `default: 2.0` is sent as `2.0`; an untouched field sends `0`."""
+        """A required field's `default: 2.0` is sent as `2.0`; without a default it starts empty."""
         schema = {**NUMBER, "properties": {"a": {"type": "number", "default": 2.0}}}
         assert type(ParamForm(schema).value["a"]) is float
-        assert ParamForm(NUMBER).value == {"a": 0}
+        assert ParamForm(NUMBER).value == {}
 
     def test_an_integer_box_keeps_a_whole_float_set_by_code(self) -> None:
-        """An integer field given `1.0` by code reads back `1.0`; typed, it sends an int."""
+        """An integer field given `1.0` by code reads back `1.0`; typed `4`, it sends an int."""
         schema = {**NUMBER, "properties": {"a": {"type": "integer"}}}
         form = ParamForm(schema, value={"a": 1.0})
         assert type(form.value["a"]) is float
-        _type_into(form, "/a", 4)
+        _type_into(form, "/a", "4")
         assert form.value == {"a": 4}
         assert type(form.value["a"]) is int

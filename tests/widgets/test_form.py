@@ -43,9 +43,16 @@ def shown_error(form: ParamForm, pointer: str) -> str:
         child.value
         for box in boxes
         for child in getattr(box, "children", ())
-        if type(child).__name__ == "HTML" and "color:#c62828" in child.value
+        if type(child).__name__ == "HTML" and 'class="tc-error"' in child.value
     ]
     return " ".join(texts)
+
+
+def help_lines(form: ParamForm, pointer: str) -> str:
+    """The description shown under the field at `pointer` ("" when none)."""
+    found = field(form, pointer)
+    return " ".join(child.value for child in found.widget.children
+                    if type(child).__name__ == "HTML" and 'class="tc-help"' in child.value)
 
 
 WIDGETS: list[tuple[str, dict[str, Any], str]] = [
@@ -58,10 +65,10 @@ WIDGETS: list[tuple[str, dict[str, Any], str]] = [
     ("password-format", {"type": "string", "format": "password"}, "Password"),
     ("date", {"type": "string", "format": "date"}, "DatePicker"),
     ("date-time", {"type": "string", "format": "date-time"}, "DatetimePicker"),
-    ("integer", {"type": "integer"}, "IntText"),
-    ("bounded-integer", {"type": "integer", "minimum": 0}, "BoundedIntText"),
-    ("number", {"type": "number"}, "FloatText"),
-    ("bounded-number", {"type": "number", "maximum": 1.5}, "BoundedFloatText"),
+    ("integer", {"type": "integer"}, "NumberBox"),
+    ("bounded-integer", {"type": "integer", "minimum": 0}, "NumberBox"),
+    ("number", {"type": "number"}, "NumberBox"),
+    ("bounded-number", {"type": "number", "maximum": 1.5}, "NumberBox"),
     ("boolean", {"type": "boolean"}, "Checkbox"),
     ("enum", {"enum": ["a", 1, None]}, "Dropdown"),
     ("string-enum-array", {"type": "array", "items": {"enum": ["a", "b"]}}, "TagsInput"),
@@ -106,20 +113,44 @@ class TestWidgetChoice:
         assert control.value == '"circle"'
         assert form.value == {"kind": "circle", "v": 1}
 
-    def test_exclusive_integer_bounds_become_inclusive_limits(self) -> None:
-        """`exclusiveMinimum: 0, exclusiveMaximum: 10` gives a box from 1 to 9."""
+    def test_bounds_are_said_not_enforced(self) -> None:
+        """Bounds are in the placeholder; a value outside them stays and is reported."""
         form = ParamForm(
             obj({"n": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10}}, "n")
         )
         control = at(form, "/n")
-        assert (control.min, control.max, control.value) == (1, 9, 1)
+        assert (control.placeholder, control.value) == ("integer, 0 (excluded) to 10 (excluded)",
+                                                        "")
+        control.value = "10"
+        assert form.value == {"n": 10}
+        assert form.errors == [("/n", "10 must be less than 10")]
 
     def test_an_integer_stays_an_int(self) -> None:
         """What a user types in an integer box reads back as an `int`."""
         form = ParamForm(obj({"n": {"type": "integer", "minimum": 0, "maximum": 9}}, "n"))
-        at(form, "/n").value = 5
+        at(form, "/n").value = "5"
         assert form.value == {"n": 5}
         assert type(form.value["n"]) is int
+
+    def test_required_fields_start_empty(self) -> None:
+        """No number made up, no option preselected: the engine's "required" is what is said."""
+        form = ParamForm(obj({"n": {"type": "integer"}, "e": {"enum": ["a", "b"]}}, "n", "e"))
+        assert (at(form, "/n").value, at(form, "/e").value) == ("", None)
+        assert form.value == {}
+        assert form.errors == [("/e", "'e' is required"), ("/n", "'n' is required")]
+
+    def test_an_optional_boolean_is_one_dropdown(self) -> None:
+        """Not two checkboxes: "not set" (left out), true or false, its default named."""
+        form = ParamForm(obj({"b": {"type": "boolean", "default": False}}))
+        control = at(form, "/b")
+        assert type(control).__name__ == "Dropdown"
+        assert [label for label, _ in control.options] == ["not set (default false)", "true",
+                                                           "false"]
+        assert form.value == {}
+        control.value = 2
+        assert form.value == {"b": False}
+        form.value = {}
+        assert control.value == 0
 
     def test_mixed_enum_keeps_value_types(self) -> None:
         """Picking `1`, `"1"` or `true` from a mixed enum gives exactly that value."""
@@ -132,10 +163,12 @@ class TestWidgetChoice:
             picked.append(form.value["e"])
         assert [type(v) for v in picked] == [int, str, bool, float]
 
-    def test_pattern_is_the_placeholder(self) -> None:
-        """A pattern is shown as the placeholder of its Text box."""
-        form = ParamForm(obj({"code": {"type": "string", "pattern": "^[A-Z]+$"}}))
-        assert at(form, "/code").placeholder == "pattern: ^[A-Z]+$"
+    def test_no_raw_regex_is_shown(self) -> None:
+        """A pattern is not the placeholder (a person reads it); an example is."""
+        form = ParamForm(obj({"code": {"type": "string", "pattern": "^[A-Z]+$"},
+                              "tag": {"type": "string", "examples": ["ABC"]}}))
+        assert at(form, "/code").placeholder == ""
+        assert at(form, "/tag").placeholder == "e.g. ABC"
 
 
 class TestLabels:
@@ -145,8 +178,8 @@ class TestLabels:
         assert at(form, "/a").description == "a *"
         assert at(form, "/b").description == "b"
 
-    def test_title_is_the_label_and_description_the_tooltip(self) -> None:
-        """`title` labels the field; `description` and `default` are its tooltip."""
+    def test_title_is_the_label_and_the_description_shows_under_it(self) -> None:
+        """`title` labels the field; `description` and `default` show under it, not as a tip."""
         form = ParamForm(
             obj(
                 {
@@ -161,14 +194,17 @@ class TestLabels:
         )
         control = at(form, "/n")
         assert control.description == "Count"
-        assert control.tooltip == "How many.\ndefault: 3"
+        assert control.tooltip == "Count"  # the name: the description is shown, not hidden
+        assert "How many.<br>default: 3" in help_lines(form, "/n")
+        bare = ParamForm(obj({"x": {"type": "string"}}))
+        assert help_lines(bare, "/x") == ""  # nothing said, nothing shown (no "null")
 
     def test_nested_object_has_a_bordered_box_with_a_heading(self) -> None:
         """A nested object sits in a bordered box headed by its label."""
         form = ParamForm(obj({"inner": obj({"x": {"type": "integer"}}, "x")}, "inner"))
         box = at(form, "/inner")
-        assert box.layout.border
-        assert "<b>inner *</b>" in box.children[0].value
+        assert "tc-nested" in box._dom_classes
+        assert '<div class="tc-label">inner *</div>' in box.children[0].value
 
 
 class TestOptionalAndDefaults:
@@ -189,7 +225,7 @@ class TestOptionalAndDefaults:
     def test_the_default_is_visible_but_not_sent_until_set(self) -> None:
         """An optional field shows its default pre-filled; the key is sent once it is ticked."""
         form = ParamForm(self.SCHEMA)
-        assert at(form, "/size").value == 10
+        assert at(form, "/size").value == "10"
         assert "size" not in form.value
         toggle(form, "/size").tick.value = True
         assert form.value["size"] == 10
@@ -213,17 +249,25 @@ class TestOptionalAndDefaults:
         """An optional object has no sub-fields until it is switched on or reached."""
         form = ParamForm(self.SCHEMA)
         assert toggle(form, "/opts").inner is None
-        at(form, "/opts/x").value = 4
+        at(form, "/opts/x").value = "4"
         assert form.value["opts"] == {"x": 4}
 
-    def test_the_include_tick_is_named_after_its_field(self) -> None:
-        """The include box's label names its field to screen readers; CSS hides it from sight."""
+    def test_the_include_tick_says_include_and_names_its_field(self) -> None:
+        """The include box is labelled "include NAME" (its accessible name and tooltip too)."""
         form = ParamForm(self.SCHEMA)
         tick = toggle(form, "/name").tick
-        assert (tick.description, tick.tooltip, tick.indent) == (
-            "include name", "include name", False)
+        assert (tick.description, tick.indent) == ("include name", False)
+        assert not tick.description_allow_html  # a raw-HTML label would show as its tooltip
         assert "tc-include-tick" in tick._dom_classes
-        assert ".tc-include-tick" in form.children[-1].value
+        assert "tc-toggled" in toggle(form, "/name").widget._dom_classes
+
+    def test_a_field_left_out_is_dimmed(self) -> None:
+        """An optional field that is not sent is greyed out; ticked, it is not."""
+        form = ParamForm(self.SCHEMA)
+        inner = toggle(form, "/name").inner
+        assert "tc-off" in inner.widget._dom_classes
+        at(form, "/name").value = "Ada"
+        assert "tc-off" not in inner.widget._dom_classes
 
     def test_setting_a_value_without_a_key_unticks_it(self) -> None:
         """`value = {...}` without an optional key switches that field off."""
@@ -255,7 +299,7 @@ class TestNullable:
     def test_editing_a_null_field_unticks_null(self) -> None:
         """Typing a number into a null field sends the number."""
         form = ParamForm(self.SCHEMA)
-        at(form, "/n").value = 12
+        at(form, "/n").value = "12"
         assert form.value["n"] == 12
         assert not toggle(form, "/n").tick.value
 
@@ -273,138 +317,6 @@ class TestNullable:
         assert form.value == {"v": None}
         outer.inner.tick.value = False
         assert form.value == {"v": ""}
-
-
-class TestErrors:
-    SCHEMA = obj(
-        {
-            "name": {"type": "string", "minLength": 2},
-            "a/b": {"type": "integer", "maximum": 5},
-            "rows": {
-                "type": "array",
-                "items": obj({"qty": {"type": "integer", "minimum": 1}}, "qty"),
-            },
-        },
-        "name",
-    )
-
-    def test_errors_name_the_pointer_and_show_beside_the_field(self) -> None:
-        """A violation is in `.errors` and in red under the field its pointer names."""
-        form = ParamForm(self.SCHEMA)
-        assert form.errors == [("/name", "'' is too short")]
-        assert "too short" in shown_error(form, "/name")
-        at(form, "/name").value = "Ada"
-        assert form.errors == []
-        assert shown_error(form, "/name") == ""
-
-    def test_pointer_tokens_are_escaped(self) -> None:
-        """A property called `a/b` has the pointer `/a~1b`."""
-        form = ParamForm(self.SCHEMA, value={"name": "Ada", "a/b": 9})
-        assert form.errors == [("/a~1b", "9 is greater than the maximum of 5")]
-        assert "maximum" in shown_error(form, "/a~1b")
-
-    def test_errors_inside_array_rows(self) -> None:
-        """An error in the second row's field shows under that field."""
-        form = ParamForm(self.SCHEMA, value={"name": "Ada", "rows": [{"qty": 1}, {"qty": 0}]})
-        assert [p for p, _ in form.errors] == ["/rows/1/qty"]
-        assert "minimum" in shown_error(form, "/rows/1/qty")
-        assert shown_error(form, "/rows/0/qty") == ""
-
-    def test_top_level_errors_show_at_the_top(self) -> None:
-        """A missing required key (pointer "") is shown in the banner above the fields."""
-        form = ParamForm(obj({"a": {"type": "string"}}, "a", additionalProperties=False))
-        form.value = {"a": "x", "zzz": 1}
-        assert [p for p, _ in form.errors] == [""]
-        assert "zzz" in form.error_banner.value
-
-    def test_external_violations_show_until_the_next_edit(self) -> None:
-        """`show_errors` shows a server's violations; an edit or `clear_errors` hides them."""
-        form = ParamForm(self.SCHEMA, value={"name": "Ada"})
-        form.show_errors([("/name", "taken"), {"pointer": "", "message": "try later"}])
-        assert "taken" in shown_error(form, "/name")
-        assert "try later" in form.error_banner.value
-        form.clear_errors()
-        assert shown_error(form, "/name") == ""
-        form.show_errors([("/name", "taken")])
-        at(form, "/name").value = "Bob"
-        assert shown_error(form, "/name") == ""
-
-    def test_external_violations_the_form_shows_already_show_once(self) -> None:
-        """`show_errors` with the form's own finding (same pointer and message) shows it once."""
-        form = ParamForm(self.SCHEMA)
-        form.show_errors([{"pointer": "/name", "message": "'' is too short"},
-                          ("/name", "'' is too short"), ("/name", "taken")])
-        assert shown_error(form, "/name").count("too short") == 1
-        assert "taken" in shown_error(form, "/name")
-
-    def test_a_pointer_below_any_field_goes_to_the_nearest_one(self) -> None:
-        """A violation at `/rows/7/x` shows on the rows field, naming the rest of the pointer."""
-        form = ParamForm(self.SCHEMA, value={"name": "Ada", "rows": []})
-        form.show_errors([("/rows/7/x", "gone")])
-        assert "/7/x: gone" in shown_error(form, "/rows")
-
-    def test_draft_07_is_used_when_the_schema_says_so(self) -> None:
-        """Under draft-07, `dependentRequired` (a 2019 keyword) checks nothing."""
-        body = obj(
-            {"a": {"type": "string"}, "b": {"type": "string"}}, dependentRequired={"a": ["b"]}
-        )
-        value = {"a": "x"}
-        assert ParamForm(body, value=value).errors == [("", "'b' is a dependency of 'a'")]
-        draft7 = {**body, "$schema": "http://json-schema.org/draft-07/schema#"}
-        assert ParamForm(draft7, value=value).errors == []
-
-    def test_raw_json_field_reports_text_that_is_not_json(self) -> None:
-        """A raw JSON editor with bad text keeps its last value and reports the syntax error."""
-        form = ParamForm(obj({"any": {}}, "any"), value={"any": [1]})
-        at(form, "/any").value = "[1, "
-        assert form.value == {"any": [1]}
-        assert form.errors[0][0] == "/any"
-        assert form.errors[0][1].startswith("invalid JSON")
-        assert "invalid JSON" in shown_error(form, "/any")
-
-
-class TestRawMode:
-    SCHEMA = obj({"a": {"type": "integer"}, "b": {"type": "string"}}, "a")
-
-    def test_the_toggle_shows_the_params_as_json(self) -> None:
-        """Raw mode replaces the fields by one Textarea holding the params."""
-        form = ParamForm(self.SCHEMA, value={"a": 1, "b": "x"})
-        form.raw_toggle.value = True
-        assert form.raw_text in form.children[2].children
-        assert form.raw_text.value == '{\n  "a": 1,\n  "b": "x"\n}'
-
-    def test_raw_edits_are_the_value_and_reach_the_fields(self) -> None:
-        """Text that parses is `.value` at once and fills the fields when leaving raw mode."""
-        form = ParamForm(self.SCHEMA)
-        form.raw_toggle.value = True
-        form.raw_text.value = '{"a": 7, "b": "seven"}'
-        assert form.value == {"a": 7, "b": "seven"}
-        form.raw_toggle.value = False
-        assert at(form, "/a").value == 7
-        assert form.value == {"a": 7, "b": "seven"}
-
-    def test_invalid_json_keeps_the_last_good_value(self) -> None:
-        """Text that does not parse is reported at the top; `.value` keeps the last good one."""
-        form = ParamForm(self.SCHEMA, value={"a": 1})
-        form.raw_toggle.value = True
-        form.raw_text.value = '{"a": 2'
-        assert form.value == {"a": 1}
-        assert form.errors[-1][1].startswith("invalid JSON")
-        assert "invalid JSON" in form.error_banner.value
-
-    def test_schema_errors_show_in_the_banner_in_raw_mode(self) -> None:
-        """With the fields hidden, every violation is listed at the top with its pointer."""
-        form = ParamForm(self.SCHEMA)
-        form.raw_toggle.value = True
-        form.raw_text.value = '{"a": "x"}'
-        assert "/a: &#x27;x&#x27; is not of type" in form.error_banner.value
-
-    def test_setting_value_in_raw_mode_rewrites_the_text(self) -> None:
-        """`value = ...` while raw shows the new params in the text."""
-        form = ParamForm(self.SCHEMA)
-        form.raw_toggle.value = True
-        form.value = {"a": 3}
-        assert form.raw_text.value == '{\n  "a": 3\n}'
 
 
 class TestArrays:
@@ -458,7 +370,7 @@ class TestArrays:
         entries = field(form, "")
         entries.add_button.click()
         entries.rows[0].key.value = "count"
-        at(form, "/count").value = 3
+        at(form, "/count").value = "3"
         assert form.value == {"count": 3}
 
 
@@ -486,9 +398,9 @@ class TestUnions:
         form = ParamForm(self.SCHEMA)
         chooser = at(form, "/shape")
         assert [label for label, _ in chooser.options] == ["Circle", "Square"]
-        at(form, "/shape/r").value = 2.5
+        at(form, "/shape/r").value = "2.5"
         chooser.value = 1
-        at(form, "/shape/side").value = 4
+        at(form, "/shape/side").value = "4"
         assert form.value == {"shape": {"side": 4}}
         chooser.value = 0
         assert form.value == {"shape": {"r": 2.5}}
@@ -538,15 +450,15 @@ class TestObserve:
         form = ParamForm(obj({"a": {"type": "integer"}}, "a"))
         seen: list[Any] = []
         form.observe(lambda change: seen.append(change["new"]), names="params")
-        at(form, "/a").value = 1
-        at(form, "/a").value = 2
+        at(form, "/a").value = "1"
+        at(form, "/a").value = "2"
         assert seen == [{"a": 1}, {"a": 2}]
 
     def test_setting_params_fills_the_form(self) -> None:
         """Assigning the trait is the same as assigning `value`."""
         form = ParamForm(obj({"a": {"type": "integer"}}, "a"))
         form.params = {"a": 9}
-        assert at(form, "/a").value == 9
+        assert at(form, "/a").value == "9"
 
     def test_programmatic_set_notifies_once(self) -> None:
         """Setting `value` notifies observers once, not once per field."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 from toolcaller import History, ToolCaller
 from toolcaller.widgets import HistoryView, ResultView
 from toolcaller.widgets.history import has_masked_secret
+from toolcaller.widgets.result import AMBER, GREEN, GREY, RED
 
 
 @pytest.fixture
@@ -132,10 +135,10 @@ class TestAttempts:
         assert chart.count('title="attempt ') == 4
         assert "attempt 2: EXECUTION_ERROR" in chart
         assert 'title="wait 10.0 ms"' in chart
-        assert "#8c959f" in chart
-        assert "#1a7f37" in chart
-        assert "#cf222e" in chart
-        assert "#9a6700" in chart  # the timeout
+        assert GREY in chart
+        assert GREEN in chart
+        assert RED in chart
+        assert AMBER in chart  # the timeout
         assert chart.index("demo.slow") < chart.index("math.add")
 
     def test_a_call_without_attempts_says_so(self, view: HistoryView,
@@ -234,7 +237,7 @@ class TestSelection:
         assert "RETRY_EXHAUSTED" in view.call_details.value
         assert "&quot;retryDelay&quot;: 10" in view.call_details.value
         assert not view.rerun_button.disabled
-        assert 'style="background:#ddf4ff"' in view.calls_table.value
+        assert '<tr class="tc-picked">' in view.calls_table.value
 
     def test_setting_selected_call_moves_the_list(self, view: HistoryView,
                                                   caller: ToolCaller) -> None:
@@ -271,14 +274,16 @@ class TestSelection:
 
 
 class TestRerun:
-    def test_rerun_click_makes_a_new_call_and_shows_it(self, view: HistoryView,
-                                                       caller: ToolCaller) -> None:
+    async def test_rerun_click_makes_a_new_call_and_shows_it(self, view: HistoryView,
+                                                             caller: ToolCaller) -> None:
         """Clicking "Re-run" calls the tool again with the recorded params and options."""
         caller.call("demo.fail", {"message": "again"}, retries=1, retryDelay=10)
         old = caller.history.last()
         assert old is not None
         view.selected_call = old.call_id
         view.rerun_button.click()
+        envelope = await view.wait()
+        assert envelope is not None
         new = caller.history.last()
         assert new is not None
         assert new.call_id != old.call_id
@@ -291,6 +296,29 @@ class TestRerun:
         assert view.selected_call == new.call_id
         assert view.calls_frame is not None
         assert len(view.calls_frame) == 2
+
+    async def test_a_rerun_does_not_block_and_can_be_cancelled(self, view: HistoryView,
+                                                               caller: ToolCaller) -> None:
+        """Re-run runs as a task: the click returns at once, Cancel shows and stops it."""
+        caller.call("demo.slow", {"seconds": 0.01})
+        view.selected_call = caller.history.records()[0].call_id
+        record = caller.history.last()
+        assert record is not None
+        record.params = {"seconds": 30}  # the re-run would take 30 s
+        started = time.monotonic()
+        view.rerun_button.click()
+        assert time.monotonic() - started < 1.0
+        assert view.rerun_button.disabled
+        assert view.cancel_button.layout.display is None
+        await asyncio.sleep(0.05)
+        assert view.result_view.status_text == "running"
+        view.cancel_button.click()
+        assert await view.wait() is None
+        assert view.result_view.status_text == "cancelled"
+        assert caller.history.last().status == "cancelled"  # type: ignore[union-attr]
+        assert "cancelled" in view.calls_table.value
+        assert "1 cancelled" in view.summary.value
+        assert view.cancel_button.layout.display == "none"
 
     def test_rerun_can_show_in_a_shared_result_view(self, caller: ToolCaller) -> None:
         """Given a `result_view`, re-runs show there and the view does not embed it."""
@@ -312,7 +340,8 @@ class TestRerun:
         assert envelope.result == {"sum": 5}
         assert view.result_view.status_text == "success"
 
-    def test_masked_secrets_warn_but_rerun(self, view: HistoryView, caller: ToolCaller) -> None:
+    async def test_masked_secrets_warn_but_rerun(self, view: HistoryView,
+                                                 caller: ToolCaller) -> None:
         """A call whose params hold a masked secret warns that `***` is sent, and still runs."""
         caller.call("demo.login", {"username": "ann", "password": "open sesame"})
         record = caller.history.last()
@@ -322,6 +351,7 @@ class TestRerun:
         assert "masked secret" in view.call_details.value
         assert not view.rerun_button.disabled
         view.rerun_button.click()
+        await view.wait()
         assert view.result_view.status_text == "EXECUTION_ERROR"  # "***" is the wrong password
         assert "open sesame" not in str(caller.history.last())
 

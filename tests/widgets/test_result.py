@@ -145,7 +145,7 @@ class TestFailures:
         assert "1: EXECUTION_ERROR" in view.metadata.value
         assert "wait 10.0 ms → 2: EXECUTION_ERROR" in view.metadata.value
         assert view.metadata.value.count("title=\"attempt") == 2
-        assert "#8c959f" in view.metadata.value  # the grey wait
+        assert GREY in view.metadata.value  # the grey wait
 
     def test_a_new_envelope_replaces_the_old_one(self, view: ResultView,
                                                  caller: ToolCaller) -> None:
@@ -268,7 +268,7 @@ class TestStates:
         assert RED not in view.status.value
         assert "demo.&lt;slow&gt;" in view.status.value
         assert view.message_text == ("call of 'demo.<slow>' cancelled by the user after 1,234 ms: "
-                                     "no envelope, and no row in the history")
+                                     "no envelope (the history records it as cancelled)")
         assert (view.envelope, view.result_kind) == (None, "none")
 
     def test_show_problem(self, view: ResultView) -> None:

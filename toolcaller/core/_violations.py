@@ -35,11 +35,16 @@ _FORMAT_HINTS = {
 }
 
 
-def violations_of(errors: Iterable[Any], limit: int) -> list[dict[str, str]]:
-    """Describe jsonschema-rs errors: at most `limit` distinct violations, sorted by pointer."""
+def violations_of(errors: Iterable[Any], limit: int,
+                  schema: Any = None) -> list[dict[str, str]]:
+    """Describe jsonschema-rs errors: at most `limit` distinct violations, sorted by pointer.
+
+    `schema` (the one validated against) lets an `anyOf`/`oneOf` message name its variants by
+    their `title`.
+    """
     found: dict[Violation, None] = {}
     for error in errors:
-        for violation in describe(error):
+        for violation in describe(error, schema):
             found[violation] = None
         if len(found) >= limit:
             break
@@ -47,7 +52,7 @@ def violations_of(errors: Iterable[Any], limit: int) -> list[dict[str, str]]:
     return [{"pointer": pointer, "message": message} for pointer, message in ordered[:limit]]
 
 
-def describe(error: Any) -> list[Violation]:
+def describe(error: Any, schema: Any = None) -> list[Violation]:
     """Return the violations one jsonschema-rs error stands for, pointing at what to fix."""
     path = list(error.instance_path)
     kind = error.kind
@@ -56,7 +61,10 @@ def describe(error: Any) -> list[Violation]:
         return many(kind, path, error)
     one = _MESSAGES.get(type(kind).__name__)
     try:
-        message = one(kind, error) if one is not None else _cut(str(error.message), 120)
+        if type(kind).__name__ in _UNIONS:
+            message = _union(kind, error, schema)
+        else:
+            message = one(kind, error) if one is not None else _cut(str(error.message), 120)
         if path and isinstance(path[-1], str) and is_secret_name(path[-1]):
             # The engine masks secrets of 4+ characters in messages; a shorter one too.
             message = message.replace(show(error.instance), "the value")
@@ -156,8 +164,6 @@ _MESSAGES: dict[str, Callable[[Any, Any], str]] = {
                             f"{_FORMAT_HINTS.get(k.format, '')}"),
     "UniqueItems": lambda k, e: "expected unique items, but some repeat",
     "Contains": _contains,
-    "AnyOf": lambda k, e: f"{show(e.instance)} matches none of the allowed alternatives",
-    "OneOfNotValid": lambda k, e: f"{show(e.instance)} matches none of the allowed alternatives",
     "OneOfMultipleValid": lambda k, e: (f"{show(e.instance)} matches more than one alternative; "
                                         "exactly one is allowed"),
     "Not": lambda k, e: f"{show(e.instance)} is not allowed here",
@@ -166,6 +172,54 @@ _MESSAGES: dict[str, Callable[[Any, Any], str]] = {
     "RegexEngineFailure": lambda k, e: "the value could not be checked against its pattern",
 }
 """One message per error kind (the class name of jsonschema-rs's `ValidationErrorKind`)."""
+
+_UNIONS = frozenset({"AnyOf", "OneOfNotValid"})
+
+
+def _union(kind: Any, error: Any, schema: Any) -> str:
+    """Say that no alternative fits, naming the closest one and what fails in it.
+
+    The closest alternative is the one whose failures look least like "another shape": no type
+    or `const` mismatch where the union sits (a discriminator), then the fewest violations,
+    then the deepest (it got furthest). Its first violation is named, below the union's place.
+    """
+    head = f"{show(error.instance)} matches none of the allowed alternatives"
+    variants = list(getattr(kind, "context", None) or [])
+    if not variants:
+        return head
+    base = len(error.instance_path)
+    ranked = sorted(range(len(variants)), key=lambda i: _distance(variants[i], base))
+    best = ranked[0]
+    found = [v for sub in variants[best] for v in describe(sub, schema)]
+    if not found:
+        return head
+    name = _variant_name(schema, [*error.schema_path, best]) or f"alternative {best + 1}"
+    pointer, message = found[0]
+    where = pointer[len(to_pointer(list(error.instance_path))):]
+    more = f" (and {_plural(len(found) - 1, 'other problem')})" if len(found) > 1 else ""
+    at = f" at {where}" if where else ""
+    return f"{head}; the closest, {name}, fails{at}: {message}{more}"
+
+
+def _distance(errors: list[Any], base: int) -> tuple[int, int, int]:
+    shape = sum(1 for e in errors if type(e.kind).__name__ in ("Type", "Constant", "Enum")
+                and len(e.instance_path) <= base + 1)
+    depth = max((len(e.instance_path) for e in errors), default=base)
+    return (shape, len(errors), -depth)  # ties: the first alternative (sorting is stable)
+
+
+def _variant_name(schema: Any, schema_path: list[Any]) -> str | None:
+    """Return a variant's `title` (quoted) when its schema path can be walked without `$ref`."""
+    node = schema
+    for token in schema_path:
+        in_object = isinstance(node, dict) and token in node
+        in_array = isinstance(node, list) and isinstance(token, int) and 0 <= token < len(node)
+        if not (in_object or in_array):
+            return None
+        node = node[token]
+    title = node.get("title") if isinstance(node, dict) else None
+    return f'"{_cut(title, MAX_SHOWN)}"' if isinstance(title, str) and title else None
+
 
 _PER_MEMBER: dict[str, Callable[[Any, list[Any], Any], list[Violation]]] = {
     "Required": lambda k, p, e: [(to_pointer([*p, k.property]), f"{k.property!r} is required")],

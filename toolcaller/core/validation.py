@@ -106,7 +106,7 @@ class ParamsValidator:
         try:
             if validator.is_valid(params):
                 return []
-            return violations_of(validator.iter_errors(params), limit)
+            return violations_of(validator.iter_errors(params), limit, self.schema)
         except ValueError as exc:
             return [_not_json(exc)]
         except BaseException as exc:

@@ -16,9 +16,7 @@ JSONValue: TypeAlias = Any
 Schema: TypeAlias = dict[str, Any] | bool
 """A JSON Schema: an object, or `true`/`false`."""
 
-LABEL_WIDTH = "160px"
-ERROR_STYLE = "color:#c62828;font-size:0.9em"
-HELP_STYLE = "color:#666;font-size:0.85em"
+LABEL_WIDTH = "160px"  # a label beside its control (the form's style puts it above instead)
 
 
 class _Unset:
@@ -59,6 +57,8 @@ class FormState:
         self._styles: dict[type[Any], W.Widget] = {}
         self.widgets: list[W.Widget] = []
         """Every widget made for the form, shown or not (for `close_all`)."""
+        self.submit_listeners: list[Callable[[], None]] = []
+        """Called when Enter is pressed in a one-line text box of the form."""
 
     @property
     def is_quiet(self) -> bool:
@@ -96,7 +96,15 @@ class FormState:
             kwargs["style"] = self._styles[cls]
         widget = cls(layout=self.layout(layout), **kwargs)
         self.widgets.append(widget)
+        if isinstance(widget, W.Text):  # Password and number boxes too
+            widget.on_msg(self._on_text_message)
         return widget
+
+    def _on_text_message(self, widget: W.Widget, content: Any, buffers: Any) -> None:
+        # The front end sends {"event": "submit"} when Enter is pressed in a Text.
+        if isinstance(content, dict) and content.get("event") == "submit":
+            for listener in list(self.submit_listeners):
+                listener()
 
     def close_all(self) -> None:
         """Close every widget made for the form, with its layout and style."""
@@ -113,11 +121,12 @@ def close_widget(widget: W.Widget) -> None:
 
 
 LAYOUTS: dict[str, dict[str, str]] = {
-    "control": {"width": "auto", "max_width": "640px"},
-    "wide": {"width": "100%", "max_width": "640px", "min_height": "4em"},
+    "control": {"width": "100%", "max_width": "640px"},
+    "wide": {"width": "100%", "max_width": "640px"},
     "box": {},
-    "nested": {"border": "1px solid #ccc", "padding": "4px 8px", "margin": "4px 0"},
-    "tick": {"width": "2.2em", "min_width": "2.2em"},
+    "field": {"width": "100%"},
+    "nested": {},  # bordered by the `tc-nested` class (the theme's border colour)
+    "tick": {"width": "auto"},
     "button": {"width": "auto"},
     "key": {"width": "12em"},
 }
@@ -134,8 +143,8 @@ class FieldContext:
     """Builds the field for a sub-schema (the dispatch in `_fields.build_field`)."""
     resolver: Any
     """A `referencing` resolver whose base is the schema the field's keywords came from."""
-    validator_cls: Any
-    """The jsonschema validator class for the root schema's dialect."""
+    root: Any
+    """The root schema (its `$defs` and dialect serve to check a value against a part)."""
     spec: Any
     """The `referencing` specification of that dialect (reads `$id` in sub-schemas)."""
     state: FormState
@@ -172,6 +181,8 @@ class Field:
     """The schema the field was built from (set by `build_field`)."""
     is_fallback = False
     """Whether the field stands in for one that could not show a value."""
+    accepts_unset = False
+    """Whether `set_value(UNSET)` empties the field (a property left out of the params)."""
 
     def __init__(self, ctx: FieldContext) -> None:
         self.ctx = ctx
@@ -194,6 +205,12 @@ class Field:
             self._error = self.ctx.state.make(W.HTML, layout="box")
             self.widget.children = (*self.widget.children, self._error)
         self._error.value = error_markup(message)
+
+    def add_help(self, text: str) -> None:
+        """Show `text` (a description) in small print under the field's control."""
+        if text:
+            note = self.ctx.state.make(W.HTML, layout="box", value=help_markup(text))
+            self.widget.children = (*self.widget.children, note)
 
     def on_change(self, callback: Callable[[], None]) -> None:
         """Call `callback()` whenever the field's value changes."""
@@ -221,15 +238,21 @@ def error_markup(message: str) -> str:
     if not message:
         return ""
     lines = "<br>".join(html.escape(line) for line in message.splitlines())
-    return f'<span style="{ERROR_STYLE}">{lines}</span>'
+    return f'<div class="tc-error">{lines}</div>'
+
+
+def help_markup(text: str) -> str:
+    """Return the HTML of a field's description (small print under its control)."""
+    lines = "<br>".join(html.escape(line) for line in text.splitlines())
+    return f'<div class="tc-help">{lines}</div>'
 
 
 def help_text(schema: dict[str, Any]) -> str:
-    """Return the tooltip of a field: its description, then its default."""
-    parts = [str(schema["description"])] if schema.get("description") else []
+    """Return what a field says of itself: its description, then its default."""
+    parts = [str(schema["description"])] if isinstance(schema.get("description"), str) else []
     if "default" in schema:
         parts.append(f"default: {short_json(schema['default'])}")
-    return "\n".join(parts)
+    return "\n".join(part for part in parts if part.strip())
 
 
 def short_json(value: JSONValue, limit: int = 60) -> str:

@@ -11,18 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from toolcaller.widgets._field import Field, FieldContext, FormState, Schema
+from toolcaller.widgets._field import Field, FieldContext, FormState, Schema, help_text
 from toolcaller.widgets._fields_compound import ToggleField, build_array
+from toolcaller.widgets._fields_number import build_integer, build_number
 from toolcaller.widgets._fields_object import build_object
 from toolcaller.widgets._fields_raw import build_raw_json
-from toolcaller.widgets._fields_scalar import (
-    build_boolean,
-    build_enum,
-    build_integer,
-    build_number,
-    build_secret,
-    build_string,
-)
+from toolcaller.widgets._fields_scalar import ScalarField, build_boolean, build_enum
+from toolcaller.widgets._fields_text import build_secret, build_string
 from toolcaller.widgets._fields_union import build_union
 from toolcaller.widgets._schema import (
     is_simple,
@@ -79,8 +74,15 @@ def _dispatch(schema: Schema, ctx: FieldContext) -> Field:
         except Exception:  # noqa: BLE001 - a keyword a builder cannot read: the next one tries
             continue
         if field is not None:
-            return field
-    return build_raw_json(plain, ctx)
+            return _described(field, plain)
+    return _described(build_raw_json(plain, ctx), plain)
+
+
+def _described(field: Field, schema: dict[str, Any]) -> Field:
+    """Show a one-control field's description under it (compound fields head their box)."""
+    if isinstance(field, ScalarField):
+        field.add_help(help_text(schema))
+    return field
 
 
 def _prepare(schema: Schema, ctx: FieldContext) -> tuple[dict[str, Any], FieldContext] | None:
@@ -99,10 +101,8 @@ def _prepare(schema: Schema, ctx: FieldContext) -> tuple[dict[str, Any], FieldCo
 
 def build_root(schema: Schema, state: FormState) -> Field:
     """Build the field of a whole form (a root that is not an object starts as `{}`)."""
-    resolver, validator_cls, spec = root_tools(schema)
-    ctx = FieldContext(
-        build=build_field, resolver=resolver, validator_cls=validator_cls, spec=spec, state=state
-    )
+    resolver, spec = root_tools(schema)
+    ctx = FieldContext(build=build_field, resolver=resolver, root=schema, spec=spec, state=state)
     return build_field(schema, ctx)
 
 

@@ -11,12 +11,12 @@ from typing import Any
 import ipywidgets as W
 
 from toolcaller.widgets._field import (
-    HELP_STYLE,
     UNSET,
     Field,
     FieldContext,
     FieldMismatch,
     JSONValue,
+    help_markup,
     help_text,
 )
 from toolcaller.widgets._fields_raw import put, swap_widget
@@ -24,22 +24,14 @@ from toolcaller.widgets._fields_scalar import ScalarField
 from toolcaller.widgets._schema import resolve
 
 INCLUDE_TICK_CLASS = "tc-include-tick"
-TICK_STYLE = (
-    # An include tick's label names its field for screen readers and as its tooltip, but the
-    # caption beside the tick already shows the name: hide the label from sight only.
-    f"<style>.{INCLUDE_TICK_CLASS} .widget-label-basic > span {{position:absolute;width:1px;"
-    "height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;"
-    "border:0}</style>"
-)
-"""The page style a form needs for its include ticks (`ParamForm` puts it in a hidden HTML)."""
 
 
 def title_html(ctx: FieldContext, schema: Any) -> W.HTML:
-    """Return the heading of a compound field: its caption in bold, its help in small text."""
+    """Return the heading of a compound field: its caption in bold, its description under it."""
     notes = help_text(schema) if isinstance(schema, dict) else ""
-    text = f"<b>{html.escape(ctx.caption)}</b>" if ctx.caption else ""
+    text = f'<div class="tc-label">{html.escape(ctx.caption)}</div>' if ctx.caption else ""
     if notes:
-        text += f' <span style="{HELP_STYLE}">{html.escape(notes)}</span>'
+        text += help_markup(notes)
     return ctx.state.make(W.HTML, layout="box", value=text)
 
 
@@ -59,23 +51,32 @@ class ToggleField(Field):
         self.inner: Field | None = None
         self.tick = ctx.state.make(
             W.Checkbox,
-            layout="button" if nullable else "tick",
+            layout="tick",
             indent=False,
             value=on != nullable,
             **_tick_label(ctx.label, nullable=nullable),
         )
+        self.tick.add_class("tc-tick")
         if not nullable:
             self.tick.add_class(INCLUDE_TICK_CLASS)
         self._head: W.Widget | None = None
         if eager:
             head = self._build(lazy=False).widget
         else:
-            off = "null" if nullable else "not set"
-            caption = f"{html.escape(ctx.caption)} <i>{off}</i>"
+            caption = (f'<span class="tc-label">{html.escape(ctx.caption)}</span> '
+                       '<span class="tc-muted">null</span>' if nullable
+                       else '<span class="tc-muted">not sent</span>')
             head = self._head = ctx.state.make(W.HTML, layout="box", value=caption)
-        parts = (head, self.tick) if nullable else (self.tick, head)
-        self.widget = ctx.state.make(W.HBox, layout="box", children=parts)
+        if nullable:
+            self.widget = ctx.state.make(W.HBox, layout="field", children=(head, self.tick))
+        else:  # "include NAME" above the field, whose own label hides (the tick says it)
+            self.widget = ctx.state.make(W.VBox, layout="field", children=(self.tick, head))
+            self.widget.add_class("tc-toggled")
+        self.widget.add_class("tc-field")
         self.tick.observe(self._on_tick, names="value")
+        self._dim()
+
+    accepts_unset = True
 
     @property
     def is_on(self) -> bool:
@@ -137,11 +138,24 @@ class ToggleField(Field):
             self.inner.on_change(self._on_inner)
             if self._head is not None:
                 swap_widget(self.widget, self._head, self.inner.widget)
+            self._dim()
         return self.inner
+
+    def _dim(self) -> None:
+        """Grey out an optional field that is not sent (a null one shows as it is)."""
+        if self.nullable:
+            return
+        shown = self.inner.widget if self.inner is not None else self._head
+        if shown is not None:
+            if self.is_on:
+                shown.remove_class("tc-off")
+            else:
+                shown.add_class("tc-off")
 
     def _on_tick(self, change: Any) -> None:
         if self.is_on:
             self._build()
+        self._dim()
         self._changed()
 
     def _on_inner(self) -> None:
@@ -152,16 +166,14 @@ class ToggleField(Field):
 
 
 def _tick_label(name: str, *, nullable: bool) -> dict[str, str]:
-    """Name a toggle's checkbox after its field, so that it has an accessible name of its own.
+    """Label a toggle's checkbox with what it does to which field: "include NAME", "NAME: null".
 
-    A label is what names a checkbox in the browser (a title beside an empty label does not).
-    An include tick's label is hidden from sight by `TICK_STYLE` (the caption beside the tick
-    shows the name) and is its tooltip too; a null tick's label shows.
+    A label is what names a checkbox in the browser (and its tooltip, in ipywidgets): plain
+    text, so that both read well.
     """
     if nullable:
-        return {"description": f"{name}: null" if name else "null", "tooltip": "send null"}
-    text = f"include {name}" if name else "include this optional parameter"
-    return {"description": text, "tooltip": text}
+        return {"description": f"{name}: null" if name else "null"}
+    return {"description": f"include {name}" if name else "include this optional parameter"}
 
 
 class ListRow:
@@ -189,6 +201,7 @@ class ListField(Field):
             layout="nested",
             children=(title_html(ctx, schema), self._rows_box, self.add_button),
         )
+        self.widget.add_class("tc-nested")
         self.control = self.widget
         self.add_button.on_click(lambda _: self.add_row())
 
@@ -220,8 +233,8 @@ class ListField(Field):
         self._changed()
 
     def value(self) -> JSONValue:
-        """Return the items' values."""
-        return [row.field.value() for row in self.rows]
+        """Return the items' values (an empty item is null: an array keeps its positions)."""
+        return [none_for_unset(row.field.value()) for row in self.rows]
 
     def set_value(self, value: JSONValue) -> None:
         """Show a list, reusing rows and adding or removing rows as needed."""
@@ -244,6 +257,11 @@ class ListField(Field):
         """Yield `(index, item field)` pairs."""
         for index, row in enumerate(self.rows):
             yield str(index), row.field
+
+
+def none_for_unset(value: JSONValue) -> JSONValue:
+    """Return None for `UNSET` (an empty field where a value must stand), else the value."""
+    return None if value is UNSET else value
 
 
 class TagsField(ScalarField):
@@ -278,11 +296,14 @@ def build_array(schema: dict[str, Any], ctx: FieldContext) -> Field | None:
         control = ctx.state.make(
             W.TagsInput,
             allowed_tags=tags,
-            description=ctx.caption,
             allow_duplicates=schema.get("uniqueItems") is not True,
-            tooltip=help_text(schema) or None,
         )
+        control.add_class("tc-tags")
         field = TagsField(ctx, control)
+        # A TagsInput shows no label of its own: the caption goes above it, always.
+        label = ctx.state.make(W.HTML, layout="box",
+                               value=f'<div class="tc-label">{html.escape(ctx.caption)}</div>')
+        field.widget.children = (label, *field.widget.children)
     else:
         field = ListField(ctx, schema)
     start_at_default(field, schema)
@@ -310,6 +331,7 @@ __all__ = [
     "TagsField",
     "ToggleField",
     "build_array",
+    "none_for_unset",
     "start_at_default",
     "title_html",
 ]

@@ -47,6 +47,8 @@ class ObjectField(Field):
             layout="nested" if nested else "box",
             children=(*head, *(field.widget for field in self.fields.values())),
         )
+        if nested:
+            self.widget.add_class("tc-nested")
         self.control = self.widget
         for name, field in self.fields.items():
             field.on_change(self._listener(name))
@@ -69,8 +71,8 @@ class ObjectField(Field):
             else name
         )
         ctx = self.ctx.child(label, required=required)
-        if required:
-            return ctx.build(schema, ctx)
+        if required or _is_plain_boolean(schema):
+            return ctx.build(schema, ctx)  # an optional boolean says "not set" itself
         always = isinstance(schema, dict) and "const" in schema  # a const is sent unless unticked
         shows_default = isinstance(schema, dict) and "default" in schema
         eager = always or shows_default or is_simple(schema, ctx)
@@ -108,7 +110,7 @@ class ObjectField(Field):
         for name, field in self.fields.items():
             if name in value:
                 self.fields[name] = put(field, value[name], self.widget, self._listener(name))
-            elif isinstance(field, ToggleField) and not field.nullable:
+            elif field.accepts_unset and not getattr(field, "nullable", False):
                 field.set_value(UNSET)
             else:
                 self._absent.add(name)
@@ -160,6 +162,7 @@ class MapField(Field):
             layout="nested",
             children=(title_html(ctx, schema), self._rows_box, self.add_button),
         )
+        self.widget.add_class("tc-nested")
         self.control = self.widget
         self.add_button.on_click(lambda _: self.add_row())
 
@@ -196,8 +199,9 @@ class MapField(Field):
         self._changed()
 
     def value(self) -> JSONValue:
-        """Return the entries as an object (a repeated key: the last one wins)."""
-        return {row.key.value: row.field.value() for row in self.rows}
+        """Return the entries as an object (a repeated key: the last one wins; empty: left out)."""
+        values = ((row.key.value, row.field.value()) for row in self.rows)
+        return {key: item for key, item in values if item is not UNSET}
 
     def set_value(self, value: JSONValue) -> None:
         """Show an object, one row per key."""
@@ -227,6 +231,11 @@ class MapField(Field):
         keys = [row.key.value for row in self.rows]
         repeated = sorted({key for key in keys if keys.count(key) > 1})
         return [f"repeated key {key!r}: only the last is sent" for key in repeated]
+
+
+def _is_plain_boolean(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == "boolean" and not any(
+        key in schema for key in ("$ref", "enum", "const", "anyOf", "oneOf", "allOf"))
 
 
 def build_object(schema: dict[str, Any], ctx: FieldContext) -> Field | None:

@@ -9,8 +9,11 @@ from typing import Any
 
 import ipywidgets as W
 
-from toolcaller.widgets._field import Field, FieldContext, FieldMismatch, JSONValue, help_text
-from toolcaller.widgets._fields_scalar import ScalarField, TextField
+from toolcaller.widgets._field import Field, FieldContext, FieldMismatch, JSONValue
+from toolcaller.widgets._fields_scalar import ScalarField
+from toolcaller.widgets._fields_text import TextField
+
+RAW_ROWS = 8  # a JSON value needs room: a 2-row box hides all but its first lines
 
 _EMPTY: dict[str, JSONValue] = {
     "object": {},
@@ -73,15 +76,13 @@ def load_json(text: str) -> JSONValue:
 def build_raw_json(schema: Any, ctx: FieldContext) -> Field:
     """Build a Textarea holding JSON: the fallback that never declines."""
     initial = initial_json(schema)
-    notes = schema if isinstance(schema, dict) else {}
-    tooltip = "\n".join(filter(None, [help_text(notes), "JSON value"]))
     control = ctx.state.make(
         W.Textarea,
         layout="wide",
         value=dump_json(initial),
         description=ctx.caption,
-        tooltip=tooltip,
-        placeholder="JSON",
+        placeholder="a JSON value",
+        rows=RAW_ROWS,
     )
     return RawJSONField(ctx, control, initial)
 

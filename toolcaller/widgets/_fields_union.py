@@ -13,6 +13,7 @@ from toolcaller.widgets._field import (
     FieldContext,
     FieldMismatch,
     JSONValue,
+    help_markup,
     help_text,
     short_json,
 )
@@ -28,7 +29,7 @@ class UnionField(Field):
     """
 
     def __init__(
-        self, ctx: FieldContext, variants: list[Any], labels: list[str], tooltip: str
+        self, ctx: FieldContext, variants: list[Any], labels: list[str], description: str
     ) -> None:
         super().__init__(ctx)
         self.variants = variants
@@ -38,13 +39,15 @@ class UnionField(Field):
             options=list(zip(labels, range(len(labels)), strict=True)),
             value=0,
             description=ctx.caption,
-            tooltip=tooltip or None,
         )
         self.control = self.chooser
         self.current = self._field(0)
+        notes = ((ctx.state.make(W.HTML, layout="box", value=help_markup(description)),)
+                 if description else ())
         self.widget = ctx.state.make(
-            W.VBox, layout="box", children=(self.chooser, self.current.widget)
+            W.VBox, layout="field", children=(self.chooser, *notes, self.current.widget)
         )
+        self.widget.add_class("tc-field")
         self.chooser.observe(self._on_choose, names="value")
 
     def value(self) -> JSONValue:

@@ -48,16 +48,17 @@ def split_pointer(pointer: str) -> list[str]:
     return [token.replace("~1", "/").replace("~0", "~") for token in body.split("/")]
 
 
-def root_tools(schema: Any) -> tuple[Any, Any, Any]:
-    """Return `(resolver, validator class, specification)` for a root schema's dialect."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.validators import validator_for
+def root_tools(schema: Any) -> tuple[Any, Any]:
+    """Return `(resolver, specification)` for a root schema's dialect (`referencing` only).
+
+    Not jsonschema: importing it loads its format checkers, which took 3.4 s here with
+    rfc3987-syntax installed (as JupyterLab installs it) — the first tool picked waited for it.
+    """
     from referencing import Registry
     from referencing.jsonschema import DRAFT202012, specification_with
 
     dialect = schema.get("$schema") if isinstance(schema, dict) else None
     try:
-        cls = validator_for(schema, default=Draft202012Validator)
         spec = (
             specification_with(dialect, default=DRAFT202012)
             if isinstance(dialect, str)
@@ -65,9 +66,9 @@ def root_tools(schema: Any) -> tuple[Any, Any, Any]:
         )
         resolver = Registry().resolver_with_root(spec.create_resource(schema))
     except Exception:  # noqa: BLE001 - a malformed root still gets a form (raw JSON)
-        cls, spec = Draft202012Validator, DRAFT202012
+        spec = DRAFT202012
         resolver = Registry().resolver_with_root(spec.create_resource({}))
-    return resolver, cls, spec
+    return resolver, spec
 
 
 def resolve(schema: Any, ctx: FieldContext) -> tuple[Any, FieldContext] | None:
@@ -241,12 +242,23 @@ def is_simple(schema: Any, ctx: FieldContext) -> bool:
     return isinstance(kinds, list) and bool(kinds) and set(kinds) <= SCALAR_TYPES
 
 
+_ROOT_KEYS = ("$schema", "$id", "$defs", "definitions")
+
+
 def is_valid(schema: Any, value: JSONValue, ctx: FieldContext) -> bool:
-    """Return whether `value` is valid against a sub-schema, its `$ref`s read from the root."""
-    try:
-        return bool(ctx.validator_cls(schema, _resolver=ctx.resolver).is_valid(value))
-    except Exception:  # noqa: BLE001 - a schema that cannot be checked validates nothing
+    """Return whether `value` is valid against a sub-schema, its `$ref`s read from the root.
+
+    The engine's validator checks it, the sub-schema placed in a schema that carries the root's
+    dialect and definitions.
+    """
+    from toolcaller.core.validation import ParamsValidator
+
+    root = ctx.root if isinstance(ctx.root, dict) else {}
+    wrapper = {key: root[key] for key in _ROOT_KEYS if key in root}
+    validator = ParamsValidator({**wrapper, "allOf": [schema]} if wrapper else schema)
+    if validator.problem is not None:  # a schema that cannot be checked validates nothing
         return False
+    return validator.is_valid(value)
 
 
 def json_type(value: JSONValue) -> str:

@@ -3,7 +3,8 @@
 Search uses the registry's filter syntax (`math`, `tag:math`, `name:demo.*`, `-slow`, quoted
 phrases; see `toolcaller.core.registry.compile_filter`). Rows are the options of one `Select`
 laid out as fixed-width columns, so a keystroke costs one widget update however many tools
-there are; at most `max_rows` rows are listed.
+there are; at most `max_rows` rows are listed at first, and the count says so with a "show
+all" button. A "clear" button empties the search and the tags at once.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import traitlets
 
 from toolcaller.core.registry import Registry, compile_filter
 from toolcaller.core.tool import Tool
+from toolcaller.widgets._style import style_widget
 
 if TYPE_CHECKING:
     from toolcaller.caller import ToolCaller
@@ -28,13 +30,12 @@ DEFAULT_MAX_ROWS = 200
 NAME_WIDTH = (12, 40)  # min and max characters of the name column
 REQUIRED_WIDTH = 22
 TAGS_WIDTH = 22
-DESCRIPTION_WIDTH = 90
+DESCRIPTION_WIDTH = 60  # the tool card above the form shows the whole description
 PAD = "\u00a0"  # <option> text collapses ordinary spaces; no-break spaces keep columns aligned
 _STYLE = (
     "<style>.tc-catalog-list select, .tc-catalog-head {"
     "font-family: var(--jp-code-font-family, monospace); font-size: 12px;}</style>"
 )
-WARNING_STYLE = "color:#9a6700;background:#fff8c5;padding:2px 6px;border-radius:4px"
 
 
 class _Row:
@@ -84,23 +85,33 @@ class CatalogTable(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox
         self._by_name: dict[str, _Row] = {}
         self._syncing = False
         self._listing_problem = ""
+        self._limit: int | None = max_rows  # None once the user asked to see every row
         self.search = W.Text(
             placeholder="search: math   tag:math   name:demo.*   -slow",
             continuous_update=True, description="search", layout=W.Layout(width="100%"))
         self.tags = W.SelectMultiple(description="tags", rows=4,
-                                     tooltip="show tools with any of the selected tags")
+                                     tooltip="show tools with any of the selected tags",
+                                     layout=W.Layout(width="100%"))
         self.count_label = W.HTML()
+        self.show_all_button = W.Button(description="show all", layout=W.Layout(
+            width="auto", display="none"), tooltip="list every matching tool")
+        self.clear_button = W.Button(description="clear filters", icon="times", layout=W.Layout(
+            width="auto", display="none"), tooltip="empty the search and the tags")
         self.problems = W.HTML()
         self.message = W.HTML()
         self.header = W.HTML()
         self.list = W.Select(rows=rows, layout=W.Layout(width="100%"))
         self.list.add_class("tc-catalog-list")
         self.details = W.HTML(layout=W.Layout(display=None if show_details else "none"))
-        self.children = (W.HBox(children=(self.search, self.tags)), self.problems,
-                         self.count_label, self.message, self.header, self.list, self.details)
+        counts = W.HBox(children=(self.count_label, self.show_all_button, self.clear_button),
+                        layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        self.children = (self.search, self.tags, self.problems, counts, self.message,
+                         self.header, self.list, self.details, style_widget())
         self.search.observe(self._on_filter_change, names="value")
         self.tags.observe(self._on_filter_change, names="value")
         self.list.observe(self._on_click, names="value")
+        self.show_all_button.on_click(lambda _: self.show_all())
+        self.clear_button.on_click(lambda _: self.clear_filters())
         self.refresh()
         self.selected = selected
 
@@ -125,6 +136,22 @@ class CatalogTable(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox
         self._apply()
         self._render_details()
 
+    def show_all(self) -> None:
+        """List every matching tool, not only the first `max_rows`."""
+        self._limit = None
+        self._apply()
+
+    def clear_filters(self) -> None:
+        """Empty the search and the tag selection (the selected tool stays selected)."""
+        self._syncing = True
+        try:
+            self.search.value = ""
+            self.tags.value = ()
+        finally:
+            self._syncing = False
+        self._limit = self.max_rows
+        self._apply()
+
     def select(self, name: str) -> None:
         """Select a tool by name ("" clears); an unknown name raises `traitlets.TraitError`."""
         self.selected = name
@@ -138,6 +165,7 @@ class CatalogTable(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox
 
     def _on_filter_change(self, change: Any) -> None:
         if not self._syncing:
+            self._limit = self.max_rows  # a new filter starts short again
             self._apply()
 
     def _apply(self) -> None:
@@ -148,10 +176,15 @@ class CatalogTable(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox
             matched = []
         else:
             self._show_message(self._listing_problem)
-        shown = matched[: self.max_rows]
+        limit = self.max_rows if self._limit is not None else len(matched)
+        shown = matched[:limit]
         self.rows = [row.name for row in shown]
         self.matches = len(matched)
-        self.count_label.value = _count_html(len(shown), len(matched), len(self._rows))
+        filtered = bool(self.search.value.strip() or self.tags.value)
+        self.count_label.value = _count_html(len(shown), len(matched), len(self._rows),
+                                             self.tags.value)
+        self.show_all_button.layout.display = None if len(shown) < len(matched) else "none"
+        self.clear_button.layout.display = None if filtered else "none"
         self._set_options(shown)
 
     def _matching(self, text: str, tags: Sequence[str]) -> list[_Row]:
@@ -219,8 +252,7 @@ class CatalogTable(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox
         self.details.value = _details_html(tool) if tool is not None else ""
 
     def _show_message(self, text: str) -> None:
-        self.message.value = (
-            f'<span style="{WARNING_STYLE}">⚠ {html.escape(text)}</span>' if text else "")
+        self.message.value = f'<span class="tc-warn">⚠ {html.escape(text)}</span>' if text else ""
 
 
 # -- rendering ----------------------------------------------------------------------------------
@@ -250,9 +282,9 @@ def _make_rows(tools: list[Tool], name_width: int) -> list[_Row]:
 def _label(tool: Tool, name_width: int) -> str:
     cells = (
         _cell(tool.name, name_width, cut=False),
+        _cell(_cut(" ".join(_description(tool).split()), DESCRIPTION_WIDTH), DESCRIPTION_WIDTH),
         _cell(", ".join(required_params(tool)), REQUIRED_WIDTH),
-        _cell(", ".join(tool.tags), TAGS_WIDTH),
-        _cut(" ".join(_description(tool).split()), DESCRIPTION_WIDTH),
+        _cut(", ".join(tool.tags), TAGS_WIDTH),
     )
     return (PAD * 2).join(cells)
 
@@ -267,19 +299,24 @@ def _cell(text: str, width: int, *, cut: bool = True) -> str:
 
 
 def _header_html(name_width: int) -> str:
-    cells = (_cell("name", name_width), _cell("required", REQUIRED_WIDTH),
-             _cell("tags", TAGS_WIDTH), "description")
+    cells = (_cell("name", name_width), _cell("description", DESCRIPTION_WIDTH),
+             _cell("required", REQUIRED_WIDTH), "tags")
     text = html.escape((PAD * 2).join(cells)).replace(PAD, "&nbsp;")
-    return f'<div class="tc-catalog-head" style="color:#57606a;padding-left:4px">{text}</div>'
+    return (f'<div class="tc-catalog-head tc-muted" style="padding-left:4px;white-space:nowrap;'
+            f'overflow:hidden">{text}</div>')
 
 
-def _count_html(shown: int, matched: int, total: int) -> str:
+def _count_html(shown: int, matched: int, total: int, tags: Sequence[str] = ()) -> str:
     text = f"showing {shown:,} of {matched:,}"
     if matched != total:
         text += f" (filtered from {total:,} tools)"
     elif shown == total:
         text += " tools"
-    return f'<span style="color:#57606a">{text}</span>'
+    if tags:
+        text += " · tags: " + ", ".join(tags)
+    if shown < matched:
+        text += " · type to narrow the list, or"
+    return f'<span class="tc-muted">{html.escape(text)}</span>'
 
 
 def _problems_html(problems: list[Any]) -> str:
@@ -296,7 +333,7 @@ def _problems_html(problems: list[Any]) -> str:
         items = "; ".join(f"{html.escape(p.tool)}: {html.escape(p.message)}" for p in tools)
         noun = "tool" if len(tools) == 1 else "tools"
         parts.append(f"⚠ {len(tools)} {noun} cannot be called: {items}")
-    return "".join(f'<div style="{WARNING_STYLE}">{part}</div>' for part in parts)
+    return "".join(f'<div class="tc-warn">{part}</div>' for part in parts)
 
 
 def _details_html(tool: Tool) -> str:
@@ -311,6 +348,6 @@ def _details_html(tool: Tool) -> str:
     tags = ", ".join(html.escape(t) for t in tool.tags) or "—"
     return (
         f"<div><b>{html.escape(tool.name)}</b> — {html.escape(_description(tool))}<br>"
-        f'<span style="color:#57606a">tags: {tags} · params: '
+        f'<span class="tc-muted">tags: {tags} · params: '
         f"{', '.join(params) or '—'}</span></div>"
     )

@@ -1,4 +1,10 @@
-"""ParamForm: a tool's params edited in a form built from its JSON Schema, errors inline."""
+"""ParamForm: a tool's params edited in a form built from its JSON Schema, errors inline.
+
+The form checks the params with the engine's own validator (`ParamsValidator`), so what it
+says beside a field is word for word what a call would answer. It shows a field's errors once
+the user has edited that field (or `show_all_errors()`, after an attempt to call), never on a
+blank form.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,9 @@ from typing import Any
 import ipywidgets as W
 import traitlets
 
+from toolcaller.core.validation import ParamsValidator
 from toolcaller.widgets._field import (
+    UNSET,
     Field,
     FormState,
     JSONValue,
@@ -18,11 +26,16 @@ from toolcaller.widgets._field import (
     error_markup,
 )
 from toolcaller.widgets._fields import build_root
-from toolcaller.widgets._fields_compound import TICK_STYLE, ToggleField
+from toolcaller.widgets._fields_compound import ToggleField
 from toolcaller.widgets._fields_raw import RawJSONField, dump_json, load_json, put
 from toolcaller.widgets._schema import escape_token, split_pointer, to_pointer
+from toolcaller.widgets._style import style_widget
+from toolcaller.widgets._touched import changed_pointers, is_shown
 
 MAX_SHOWN_MESSAGE = 400  # characters of one inline message (`.errors` keeps them whole)
+MAX_FORM_VIOLATIONS = 1_000  # a form lists them all (the engine's envelope stops at 50)
+RAW_ROWS = 16
+SCHEMA_PROBLEM = "the tool's paramsSchema cannot be used: "
 
 
 class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is Any
@@ -44,6 +57,9 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
         value: Params to show at first; else defaults and empty values.
     """
 
+    valid = traitlets.Bool(
+        True, help="Whether a call would get past validation (`is_valid`); observe it to gate a "
+                   "Call button: it changes when raw text stops parsing, though `params` does not.")
     params = traitlets.Any(
         default_value=None,
         allow_none=True,
@@ -60,18 +76,23 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
         self._root = build_root(schema, self._state)
         self._external: list[tuple[str, str]] = []
         self._shown: list[Field] = []
-        self._validator: Any = None
+        self._validator: ParamsValidator | None = None
         self._syncing = False
         self._raw_good: JSONValue = None
         self._raw_problem = ""
+        self._touched: set[str] = set()
+        self._show_all = False
+        self._last: JSONValue = UNSET
         self.raw_toggle = W.ToggleButton(
             description="raw JSON", icon="code", tooltip="edit the whole params as one JSON text"
         )
-        self.raw_text = W.Textarea(layout=W.Layout(width="100%", min_height="12em"))
+        self.raw_text = W.Textarea(rows=RAW_ROWS, layout=W.Layout(width="100%"),
+                                   placeholder='{"name": "value"}')
+        self.raw_text.add_class("tc-raw")
         self.error_banner = W.HTML()
         """Messages about the whole params (pointer ""), and every message in raw mode."""
         self._body = W.VBox(children=(self._root.widget,))
-        self._style = W.HTML(value=TICK_STYLE, layout=W.Layout(display="none"))
+        self._style = style_widget()
         self.children = (W.HBox(children=(self.raw_toggle,)), self.error_banner, self._body,
                          self._style)
         self._root.on_change(self._on_field_change)
@@ -84,6 +105,7 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
             self.value = value
         else:
             self._sync()
+        self._last = self.value
 
     @property
     def root(self) -> Field:
@@ -92,10 +114,15 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
 
     @property
     def value(self) -> JSONValue:
-        """The params: sent properties only; in raw mode, the last text that parsed."""
+        """The params: sent properties only; in raw mode, the last text that parsed.
+
+        While raw text does not parse, `.value` is the last text that did and `.errors` says
+        so: `is_valid` is False, and the explorer sends nothing.
+        """
         if self.raw_toggle.value:
             return copy.deepcopy(self._raw_good)
-        return self._root.value()
+        found = self._root.value()
+        return None if found is UNSET else found
 
     @value.setter
     def value(self, value: JSONValue) -> None:
@@ -105,16 +132,40 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
             self._raw_good = copy.deepcopy(value)
             self._raw_problem = ""
             self._show_raw_text(value)
+        self._last = self.value
         self._sync()
 
     @property
     def errors(self) -> list[tuple[str, str]]:
         """`(json_pointer, message)` for each violation of the current value, in pointer order.
 
-        Text that is not JSON (a raw JSON editor, raw mode) is reported too, as
-        `"invalid JSON: ..."` at its pointer.
+        The messages are the engine's (`ParamsValidator`). Text that is not JSON (a raw JSON
+        editor, raw mode) is reported too, as `"invalid JSON: ..."` at its pointer; a schema
+        the engine cannot use, as one message at "".
         """
         return [*self._schema_errors(self.value), *self._problems()]
+
+    @property
+    def blocking_errors(self) -> list[tuple[str, str]]:
+        """The errors a call would fail on: all but a schema the engine cannot use.
+
+        A call with such a schema is still allowed: the engine answers EXECUTION_ERROR saying why.
+        """
+        return [e for e in self.errors if not (e[0] == "" and e[1].startswith(SCHEMA_PROBLEM))]
+
+    @property
+    def is_valid(self) -> bool:
+        """Whether a call with these params would get past validation."""
+        return not self.blocking_errors
+
+    def show_all_errors(self) -> None:
+        """Show every error, touched or not (after an attempt to call with these params)."""
+        self._show_all = True
+        self._render_errors()
+
+    def on_submit(self, callback: Any) -> None:
+        """Call `callback()` when Enter is pressed in one of the form's text boxes."""
+        self._state.submit_listeners.append(callback)
 
     def show_errors(self, violations: Iterable[Any]) -> None:
         """Show violations found elsewhere (a server's INVALID_PARAMS details) at their fields.
@@ -179,6 +230,7 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
             self.params = value
         finally:
             self._syncing = False
+        self.valid = self.is_valid
         self._render_errors()
 
     @traitlets.observe("params")
@@ -189,7 +241,14 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
     def _on_field_change(self) -> None:
         if not self._state.is_quiet:
             self._external = []
+            self._touch()
             self._sync()
+
+    def _touch(self) -> None:
+        """Remember which pointers the user changed: their errors show from now on."""
+        now = self.value
+        self._touched.update(changed_pointers(self._last, now))
+        self._last = copy.deepcopy(now)
 
     def _on_raw_toggle(self, change: Any) -> None:
         if change["new"]:
@@ -215,24 +274,16 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
         except ValueError as exc:
             self._raw_problem = f"invalid JSON: {exc}"
         self._external = []
+        self._touch()
         self._sync()
 
     def _schema_errors(self, value: JSONValue) -> list[tuple[str, str]]:
-        try:
-            if self._validator is None:
-                from referencing import Registry
-
-                cls = self._root.ctx.validator_cls
-                # An empty registry: a remote $ref is reported, never fetched from the network.
-                self._validator = cls(
-                    self.schema, format_checker=cls.FORMAT_CHECKER, registry=Registry()
-                )
-            found = [
-                (to_pointer(e.absolute_path), e.message) for e in self._validator.iter_errors(value)
-            ]
-        except Exception as exc:  # noqa: BLE001 - a schema jsonschema cannot use is reported
-            return [("", f"the params cannot be checked against this schema: {exc}")]
-        return sorted(found, key=lambda error: split_pointer(error[0]))
+        if self._validator is None:
+            self._validator = ParamsValidator(self.schema)
+        if self._validator.problem is not None:
+            return [("", SCHEMA_PROBLEM + self._validator.problem)]
+        found = self._validator.violations(value, limit=MAX_FORM_VIOLATIONS)
+        return [(v["pointer"], v["message"]) for v in found]
 
     def _problems(self) -> list[tuple[str, str]]:
         if self.raw_toggle.value:
@@ -241,8 +292,11 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
 
     def _render_errors(self) -> None:
         self._hide_errors()
+        problems = set(self._problems())
+        shown = [e for e in self.errors
+                 if e in problems or self._show_all or is_shown(e[0], self._touched)]
         grouped: dict[str, list[str]] = {}
-        for pointer, message in dict.fromkeys([*self.errors, *self._external]):
+        for pointer, message in dict.fromkeys([*shown, *self._external]):
             grouped.setdefault(pointer, []).append(_cut(message))
         top: list[str] = []
         for pointer, messages in grouped.items():
@@ -269,8 +323,8 @@ class ParamForm(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is
         field = self._root
         for index, token in enumerate(tokens):
             found = field.child(token)
-            if found is None:
-                return field, to_pointer(tokens[index:])
+            if found is None:  # below the root's fields: the banner says it, with its pointer
+                return (field, to_pointer(tokens[index:])) if index else None
             field = found
         return field, ""
 

@@ -1,31 +1,37 @@
-"""HistoryView: past calls and their attempts as tables and a timing chart, with re-run."""
+"""HistoryView: past calls and their attempts as tables and a timing chart, with re-run.
+
+Re-run never blocks the kernel: it goes through a `CallRunner` (the explorer's, when the view
+is part of one), shows its progress live in the result view, and can be cancelled. Cancelled
+calls are rows too, with the status `cancelled`.
+"""
 
 from __future__ import annotations
 
 import copy
 import html
-import json
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 import traitlets
 
-from toolcaller.core.history import History
+from toolcaller.core.history import CallRecord, History
 from toolcaller.envelope import Envelope
-from toolcaller.widgets.result import (
-    CODE_COLOURS,
-    GREEN,
-    GREY,
-    LINE_HEIGHT,
-    MUTED,
-    RED,
-    ResultView,
-    trail_html,
-    trail_text,
+from toolcaller.widgets._history_html import (
+    attempts_html,
+    call_label,
+    calls_html,
+    chart_html,
+    details_html,
+    has_masked_secret,
+    summary_html,
+    tuples,
 )
+from toolcaller.widgets._runner import CallRunner, Job
+from toolcaller.widgets._snapshot import SnapshotMixin
+from toolcaller.widgets.result import RED, ResultView
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,21 +41,17 @@ if TYPE_CHECKING:
 __all__ = ["HistoryView", "has_masked_secret"]
 
 DEFAULT_MAX_ROWS = 200
-CHART_ROWS = 30  # calls drawn in the timing chart
-MASK = "***"  # what the history holds in place of a secret
-TABLE_STYLE = f"border-collapse:collapse;font-size:12px;width:100%;{LINE_HEIGHT}"
-CELL_STYLE = "padding:2px 6px;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top"
-SCROLL_STYLE = "max-height:20em;overflow:auto"
 
 
-class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is Any
+class HistoryView(SnapshotMixin, W.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     """The calls of a `History`, newest first, with their attempts, timings and a re-run button.
 
     The view follows the history by itself (`history.subscribe`), from any thread: a burst of
     calls refreshes it at most every `refresh_interval` seconds. Pick a call in `calls` (or set
     `selected_call`) to see its params and options; with a `caller`, "Re-run" calls it again
-    and shows the new envelope in `result_view`. `close()` stops following the history. The
-    view carries the CSS class `tc-history`.
+    without blocking the kernel (Cancel stops it) and shows the new envelope in `result_view`;
+    `await view.wait()` waits for it, `rerun(call_id)` re-runs synchronously from code.
+    `close()` stops following the history. The view carries the CSS class `tc-history`.
 
     Args:
         history: The history to show (e.g. `caller.history`).
@@ -59,13 +61,17 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
             call, in the thread that recorded it).
         result_view: Where re-runs show their envelope; by default a `ResultView` of its own
             at the bottom of this view (pass a shared one to place it elsewhere).
+        runner: The `CallRunner` re-runs go through (the explorer shares its own, whose Cancel
+            button then serves); by default one of the view's own, with a Cancel button.
+        on_edit: Given, an "edit in form" button hands the picked call's record to it.
     """
 
     selected_call = traitlets.Unicode("", help="Id of the call picked for details and re-run.")
 
     def __init__(self, history: History, *, caller: ToolCaller | None = None,
                  max_rows: int = DEFAULT_MAX_ROWS, refresh_interval: float = 0.25,
-                 result_view: ResultView | None = None, **kwargs: Any) -> None:
+                 result_view: ResultView | None = None, runner: CallRunner | None = None,
+                 on_edit: Callable[[CallRecord], None] | None = None, **kwargs: Any) -> None:
         picked = kwargs.pop("selected_call", "")  # applied once the widgets exist
         super().__init__(**kwargs)
         self.add_class("tc-history")
@@ -80,12 +86,20 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
         self._last_refresh = float("-inf")
         self._syncing = False
         self._closed = False
+        self._on_edit = on_edit
+        self.runner = runner if runner is not None else (
+            CallRunner(caller) if caller is not None else None)
+        self._own_runner = runner is None
         self.result_view = result_view if result_view is not None else ResultView()
         self._build(embed_result=result_view is None)
         self.failures_only.observe(lambda _: self._safely(self.refresh), names="value")
         self.refresh_button.on_click(lambda _: self._safely(self.refresh))
         self.calls.observe(self._on_pick, names="value")
         self.rerun_button.on_click(self._on_rerun_click)
+        self.cancel_button.on_click(lambda _: self.runner.cancel() if self.runner else None)
+        self.edit_button.on_click(self._on_edit_click)
+        if self.runner is not None:
+            self.runner.listen(self._on_job)
         self._unsubscribe = history.subscribe(self._on_record)
         self.refresh()
         self.selected_call = picked
@@ -101,14 +115,24 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
         self.attempts_table = W.HTML()
         attempts = W.Accordion(children=(self.attempts_table,), selected_index=None)
         attempts.set_title(0, "attempts")
-        self.calls = W.Dropdown(description="call", layout=W.Layout(width="60%"))
+        self.calls = W.Dropdown(description="call", layout=W.Layout(width="auto", flex="1 1 16em"),
+                                style={"description_width": "initial"})
         self.rerun_button = W.Button(description="Re-run", icon="redo", disabled=True,
-                                     button_style="warning")
+                                     button_style="warning", layout=W.Layout(width="auto"))
+        self.rerun_button.add_class("tc-rerun")
+        self.edit_button = W.Button(description="edit in form", icon="edit", disabled=True,
+                                    layout=W.Layout(width="auto", display=None if self._on_edit
+                                                    else "none"))
+        self.cancel_button = W.Button(description="Cancel", icon="stop", button_style="danger",
+                                      layout=W.Layout(width="auto", display="none"))
         self.call_details = W.HTML()
+        picker = W.HBox(children=(self.calls, self.rerun_button, self.edit_button,
+                                  self.cancel_button),
+                        layout=W.Layout(flex_flow="row wrap", align_items="center"))
         self.children = (
-            W.HBox(children=(self.failures_only, self.refresh_button, self.summary)),
-            self.calls_table, self.timing, attempts,
-            W.HBox(children=(self.calls, self.rerun_button)), self.call_details,
+            W.HBox(children=(self.failures_only, self.refresh_button, self.summary),
+                   layout=W.Layout(flex_flow="row wrap", align_items="center")),
+            self.calls_table, self.timing, attempts, picker, self.call_details,
             *((self.result_view,) if embed_result else ()),
         )
 
@@ -118,38 +142,96 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
         """Read the history again and redraw tables, chart and the list of calls."""
         with self._lock:
             self._cancel_timer()
-            calls, attempts, recorded, failed = self._frames()
+            calls, attempts, summary = self._frames()
             self.calls_frame, self.attempts_frame = calls, attempts
-            self.summary.value = _summary_html(recorded, failed, len(calls), self.history)
-            self.calls_table.value = _calls_html(calls, self.selected_call)
-            self.timing.value = _chart_html(calls.head(CHART_ROWS), attempts)
-            self.attempts_table.value = _attempts_html(attempts)
+            self.summary.value = summary
+            self.calls_table.value = calls_html(calls, self.selected_call)
+            self.timing.value = chart_html(calls, attempts)
+            self.attempts_table.value = attempts_html(attempts)
             self._set_call_options(calls)
 
-    def rerun(self, call_id: str | None = None) -> Envelope:
-        """Call a past call's tool again with its recorded params and options; show the envelope.
+    def snapshot_html(self) -> str:
+        """Return the summary, the calls table and the timing chart as static HTML."""
+        return "".join(str(part.value) for part in (self.summary, self.calls_table, self.timing))
 
-        Params in the history are redacted: a secret recorded as `***` is sent as `***`.
+    def snapshot_text(self) -> str:
+        """Return the view in one line: how many calls it lists."""
+        return f"HistoryView({len(self.history)} calls recorded)"
+
+    def rerun(self, call_id: str | None = None) -> Envelope:
+        """Call a past call's tool again with its recorded params and options, synchronously.
+
+        Params in the history are redacted: a secret recorded as `***` is sent as `***`. The
+        button does the same without blocking (`start_rerun`).
 
         Raises:
             ValueError: There is no caller, or no call with this id (default: `selected_call`).
         """
+        job = self.runner_for(call_id)[0].run_now(self._job(call_id))
+        if job.envelope is None:
+            raise RuntimeError(job.problem or "the re-run gave no envelope")
+        return job.envelope
+
+    def start_rerun(self, call_id: str | None = None) -> None:
+        """Start re-running a past call without blocking (what "Re-run" does); see `wait()`.
+
+        Raises:
+            ValueError: There is no caller, or no call with this id (default: `selected_call`).
+        """
+        runner, _ = self.runner_for(call_id)
+        if not runner.start(self._job(call_id)):
+            raise ValueError("a call is already running: wait for it or cancel it")
+
+    async def wait(self) -> Envelope | None:
+        """Await the re-run under way (if any); return the envelope of the last call that ended."""
+        if self.runner is None:
+            return None
+        job = await self.runner.wait()
+        return job.envelope if job is not None else None
+
+    def runner_for(self, call_id: str | None) -> tuple[CallRunner, CallRecord]:
+        """Return the runner and the record a re-run of `call_id` needs (see `rerun`)."""
         call_id = call_id or self.selected_call
         record = self.history.get(call_id) if call_id else None
-        if self.caller is None:
+        if self.caller is None or self.runner is None:
             raise ValueError("HistoryView has no caller: build it with HistoryView(history, "
                              "caller=caller) to re-run calls")
         if record is None:
             raise ValueError(f"no call {call_id!r} in the history; pick one in the list")
-        self.result_view.show_running(record.tool_name)
-        envelope = self.caller.call(
-            record.tool_name or "", copy.deepcopy(record.params),
-            options=record.options_dict() or None)
-        self.result_view.show(envelope)
-        new_id = getattr(envelope.metadata, "call_id", None)
-        if new_id and self.history.get(new_id) is not None:
-            self.selected_call = new_id
-        return envelope
+        return self.runner, record
+
+    def _job(self, call_id: str | None) -> Job:
+        _, record = self.runner_for(call_id)
+        return Job(record.tool_name or "", copy.deepcopy(record.params),
+                   record.options_dict(), origin="re-run", parent=record.call_id)
+
+    def _on_job(self, what: str, job: Job) -> None:
+        """Follow the runner: show a re-run's progress and outcome; Cancel while it runs."""
+        if what == "done":
+            self.cancel_button.layout.display = "none"
+            self._update_details()
+        if job.origin != "re-run" or not self._own_runner:
+            return  # a shared runner's owner (the explorer) shows its calls itself
+        if what == "start":
+            self.rerun_button.disabled = True
+            self.cancel_button.layout.display = None if self._own_runner else "none"
+            self.result_view.show_running(job)
+        elif what == "tick":
+            self.result_view.show_running(job)
+        else:
+            self._show_outcome(job)
+
+    def _show_outcome(self, job: Job) -> None:
+        if job.cancelled:
+            self.result_view.show_cancelled(job.name, job.elapsed_ms)
+        elif job.envelope is not None:
+            self.result_view.show(job.envelope)
+            new_id = getattr(job.envelope.metadata, "call_id", None)
+            if new_id and self.history.get(new_id) is not None:
+                self.selected_call = new_id
+        else:
+            self.result_view.show_problem(f"re-run failed: {job.problem}")
+        self._safely(self.refresh)
 
     def close(self) -> None:
         """Stop following the history, then close the widget and its children."""
@@ -200,20 +282,24 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
             self.summary.value = (f'<span style="color:{RED}">⚠ the history view could not '
                                   f"refresh: {html.escape(f'{type(exc).__name__}: {exc}')}</span>")
 
-    def _frames(self) -> tuple[pd.DataFrame, pd.DataFrame, int, int]:
+    def _frames(self) -> tuple[pd.DataFrame, pd.DataFrame, str]:
         # Only the calls shown become DataFrames: a window `History` holding them gives the
         # columns of `History.frame()` at a cost that does not grow with the whole history.
-        total, failed = len(self.history), self.history.failure_count()
+        records = self.history.records()
+        failed = sum(1 for r in records if not r.success and not r.cancelled)
+        cancelled = sum(1 for r in records if r.cancelled)
         picked = self.history.newest(self.max_rows, failures_only=self.failures_only.value)
         window = History(max_calls=max(self.max_rows, 1))
         for record in picked:
             window.add(record)
-        return window.frame(), window.attempts_frame(), total, failed
+        dropped = self.history.total - len(records)
+        summary = summary_html(len(records), failed, cancelled, len(picked), dropped)
+        return window.frame(), window.attempts_frame(), summary
 
     # -- picking and re-running -------------------------------------------------------------
 
     def _set_call_options(self, calls: pd.DataFrame) -> None:
-        options = [(_call_label(row), row.call_id) for row in _tuples(calls)]
+        options = [(call_label(row), row.call_id) for row in tuples(calls)]
         self._syncing = True
         try:
             with self.calls.hold_sync():
@@ -235,7 +321,7 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
     def _follow_selection(self) -> None:
         with self._lock:
             if self.calls_frame is not None:
-                self.calls_table.value = _calls_html(self.calls_frame, self.selected_call)
+                self.calls_table.value = calls_html(self.calls_frame, self.selected_call)
             listed = {value for _, value in self.calls.options}
             self._syncing = True
             try:
@@ -246,158 +332,29 @@ class HistoryView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox 
 
     def _update_details(self) -> None:
         record = self.history.get(self.selected_call) if self.selected_call else None
-        self.rerun_button.disabled = self.caller is None or record is None
+        busy = self.runner is not None and self.runner.running
+        self.rerun_button.disabled = self.caller is None or record is None or busy
         self.rerun_button.tooltip = (
             "give HistoryView a caller to re-run calls" if self.caller is None
             else "pick a call first" if record is None
+            else "a call is running" if busy
             else f"call {record.tool_name} again with these params")
-        self.call_details.value = _details_html(record) if record is not None else ""
+        self.edit_button.disabled = record is None
+        self.call_details.value = details_html(record) if record is not None else ""
 
     def _on_rerun_click(self, button: Any) -> None:
         try:
-            self.rerun()
+            self.start_rerun()
         except Exception as exc:  # noqa: BLE001 - a callback never raises into the UI
             self.result_view.show_problem(f"re-run failed: {type(exc).__name__}: {exc}")
 
-
-# -- rendering -----------------------------------------------------------------------------------
-
-
-def has_masked_secret(value: Any) -> bool:
-    """Say whether params recorded in the history hold a masked secret (`***`) anywhere."""
-    if isinstance(value, str):
-        return MASK in value
-    if isinstance(value, Mapping):
-        return any(has_masked_secret(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(has_masked_secret(v) for v in value)
-    return False
-
-
-def _tuples(frame: pd.DataFrame) -> Iterator[Any]:
-    """The frame's rows as named tuples (typed `Any`: the stubs type each cell as a union)."""
-    return iter(frame.itertuples(index=False))
-
-
-def _name(value: Any) -> str:
-    """A tool name for display: "?" when the request had none (None, NaN or "")."""
-    return value if isinstance(value, str) and value else "?"
-
-
-def _status(success: Any, code: Any) -> str:
-    if success:
-        return f'<span style="color:{GREEN};font-weight:600">✓ success</span>'
-    text = html.escape(str(code)) if isinstance(code, str) else "failed"
-    colour = CODE_COLOURS.get(str(code), RED)
-    return f'<span style="color:{colour};font-weight:600">{text}</span>'
-
-
-def _time(value: Any) -> str:
-    try:
-        return str(value.strftime("%H:%M:%S.%f")[:-3])
-    except (AttributeError, ValueError):  # NaT or a value that is not a timestamp
-        return ""
-
-
-def _short(value: Any, width: int) -> str:
-    if value is None or (isinstance(value, float) and value != value):  # None or NaN
-        return ""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return html.escape(text if len(text) <= width else text[: width - 1] + "…")
-
-
-def _table(head: list[str], rows: list[list[str]], selected: int | None = None) -> str:
-    th = "".join(f'<th style="{CELL_STYLE}">{html.escape(h)}</th>' for h in head)
-    body = []
-    for i, cells in enumerate(rows):
-        shade = ' style="background:#ddf4ff"' if i == selected else ""
-        body.append(f"<tr{shade}>" + "".join(f'<td style="{CELL_STYLE}">{c}</td>' for c in cells)
-                    + "</tr>")
-    return (f'<div style="{SCROLL_STYLE}"><table style="{TABLE_STYLE}"><thead><tr>{th}</tr>'
-            f"</thead><tbody>{''.join(body)}</tbody></table></div>")
-
-
-def _calls_html(calls: pd.DataFrame, selected: str) -> str:
-    if calls.empty:
-        return f'<div style="{MUTED}">no calls yet</div>'
-    rows, chosen = [], None
-    for i, r in enumerate(_tuples(calls)):
-        chosen = i if r.call_id == selected else chosen
-        rows.append([_time(r.timestamp), _short(_name(r.tool_name), 40), _status(r.success, r.code),
-                     f"{r.duration_ms:,.1f}", str(r.attempts), _short(r.message, 120),
-                     _short(r.params, 80), _short(r.call_id, 40)])
-    head = ["time", "tool", "status", "ms", "attempts", "message", "params", "call id"]
-    return _table(head, rows, chosen)
-
-
-def _attempts_html(attempts: pd.DataFrame) -> str:
-    if attempts.empty:
-        return f'<div style="{MUTED}">no attempts</div>'
-    rows = [[_short(r.call_id, 40), _short(r.tool_name, 40), str(r.attempt),
-             f"{r.started_ms:,.1f}", f"{r.wait_ms:,.1f}", f"{r.duration_ms:,.1f}",
-             _status(r.code is None or r.code != r.code, r.code), _short(r.message, 120)]
-            for r in _tuples(attempts)]
-    head = ["call id", "tool", "attempt", "started ms", "wait ms", "ms", "outcome", "message"]
-    return _table(head, rows)
-
-
-def _chart_html(calls: pd.DataFrame, attempts: pd.DataFrame) -> str:
-    """One row per call: its attempts on a time scale shared by every row."""
-    if calls.empty:
-        return ""
-    by_call: dict[str, list[dict[str, Any]]] = {}
-    for a in _tuples(attempts):
-        code = a.code if isinstance(a.code, str) else None
-        by_call.setdefault(a.call_id, []).append(
-            {"attempt": a.attempt, "wait": a.wait_ms, "duration": a.duration_ms, "code": code})
-    totals = [sum(x["wait"] + x["duration"] for x in by_call.get(cid, []))
-              for cid in calls["call_id"]]
-    scale = max(max(totals, default=0.0), 1e-9)
-    lines = []
-    for r, total in zip(_tuples(calls), totals, strict=True):
-        trail = by_call.get(r.call_id, [])
-        label = f"{_name(r.tool_name)} · {total:,.1f} ms"
-        bar = (trail_html(trail, scale_ms=scale) if trail
-               else f'<span style="{MUTED}">no attempt ({_short(r.code, 30)})</span>')
-        title = html.escape(trail_text(trail) or "no attempt")
-        lines.append(
-            f'<div title="{title}" style="display:flex;align-items:center;gap:8px">'
-            f'<div style="width:16em;{MUTED};white-space:nowrap;overflow:hidden">'
-            f"{html.escape(label)}</div><div style=\"flex:1\">{bar}</div></div>")
-    legend = (f'<div style="{MUTED}">timing, newest first (scale {scale:,.1f} ms): '
-              f'<span style="color:{GREY}">■</span> wait '
-              f'<span style="color:{GREEN}">■</span> ok '
-              f'<span style="color:{RED}">■</span> error '
-              f'<span style="color:{CODE_COLOURS["TIMEOUT"]}">■</span> timeout</div>')
-    return legend + "".join(lines)
-
-
-def _summary_html(recorded: int, failed: int, shown: int, history: History) -> str:
-    text = f"{recorded:,} calls recorded · {failed:,} failed · showing {shown:,}"
-    if history.total > recorded:
-        text += f" ({history.total - recorded:,} older calls dropped)"
-    return f'<span style="{MUTED}">{html.escape(text)}</span>'
-
-
-def _call_label(row: Any) -> str:
-    status = "✓" if row.success else str(row.code)
-    return f"{_time(row.timestamp)}  {_name(row.tool_name)}  {status}  ({row.call_id})"
-
-
-def _details_html(record: Any) -> str:
-    params = json.dumps(record.params, ensure_ascii=False, default=str)
-    options = json.dumps(record.options_dict(), ensure_ascii=False, default=str)
-    warning = ""
-    if has_masked_secret(record.params):
-        warning = (f'<div style="color:#9a6700">⚠ these params hold a masked secret '
-                   f"(<code>{MASK}</code>): the history never keeps secrets, so a re-run sends "
-                   f"<code>{MASK}</code> in its place — call the tool from its form to send the "
-                   "real value.</div>")
-    message = f" — {html.escape(record.message)}" if record.message else ""
-    name = html.escape(_name(record.tool_name))
-    return (f"<div>{_status(record.success, record.code)} <b>{name}</b>{message}<br>"
-            f'<span style="{MUTED}">params <code>{html.escape(params)}</code>'
-            f" · options <code>{html.escape(options)}</code></span></div>{warning}")
+    def _on_edit_click(self, button: Any) -> None:
+        record = self.history.get(self.selected_call) if self.selected_call else None
+        if record is not None and self._on_edit is not None:
+            try:
+                self._on_edit(record)
+            except Exception as exc:  # noqa: BLE001 - a callback never raises into the UI
+                self.result_view.show_problem(f"cannot edit this call: {exc}")
 
 
 def _close_tree(widget: W.Widget) -> None:

@@ -4,36 +4,41 @@ from __future__ import annotations
 
 import html
 import json
-import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 import traitlets
 
 from toolcaller.envelope import Envelope
+from toolcaller.widgets._snapshot import SnapshotMixin
+from toolcaller.widgets._style import COLOURS, style_widget
 
-__all__ = ["ResultView", "is_records", "trail_html", "trail_text"]
+if TYPE_CHECKING:
+    from toolcaller.widgets._runner import Job
+
+__all__ = ["ResultView", "is_records", "running_html", "trail_html", "trail_text"]
 
 MAX_TABLE_ROWS = 500
 MAX_JSON_CHARS = 200_000  # a bigger result is cut: the browser would choke on it
-GREEN, RED, AMBER, GREY = "#1a7f37", "#cf222e", "#9a6700", "#8c959f"
+# Badges are white text on these, in both themes: the theme's own status colours, and one grey.
+GREEN, RED, AMBER, GREY = COLOURS["success"], COLOURS["error"], COLOURS["warn"], "#6e7781"
 CODE_COLOURS = {"TIMEOUT": AMBER}  # every other code is red
 # Widget HTML inherits a 28 px line height (one control's height): blocks of lines set their own.
 LINE_HEIGHT = "line-height:1.4"
-PRE_STYLE = ("margin:0;padding:6px;background:#f6f8fa;border-radius:4px;max-height:24em;"
-             "overflow:auto;white-space:pre-wrap;word-break:break-word;font-size:12px;"
-             + LINE_HEIGHT)
-MUTED = "color:#57606a;font-size:0.9em"
+MUTED = f"color:{COLOURS['muted']};font-size:0.9em"
+SHOWN_NOTES = 5  # progress and log lines shown while a call runs
 
 
-class ResultView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is Any
+class ResultView(SnapshotMixin, W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox is Any
     """Shows one envelope: a status badge, the message, details, the result and the metadata.
 
-    `show(envelope)` takes an `Envelope` or its dict; `show_running(name)` says a call is under
-    way, `show_cancelled(name, elapsed_ms)` that the user cancelled it; `clear()` empties the
-    view. Nothing here raises into the UI: what cannot be shown is shown as a problem instead.
-    Every text is HTML-escaped. CSS classes for pages and tests: `tc-result` on the view,
+    `show(envelope)` takes an `Envelope` or its dict; `show_running(job)` says a call is under
+    way (elapsed time, attempt n of m, the wait before the next retry, the tool's progress
+    messages: call it again as the call goes on), `show_cancelled(name, elapsed_ms)` that the
+    user cancelled it; `clear()` empties the view. Nothing here raises into the UI: what cannot
+    be shown is shown as a problem instead. Every text is HTML-escaped; colours are the
+    JupyterLab theme's. CSS classes for pages and tests: `tc-result` on the view,
     `tc-result-status` on its status line, `tc-result-message` on its message.
     """
 
@@ -58,8 +63,19 @@ class ResultView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox i
         self.details.set_title(0, "details")
         self.result = W.HTML()
         self.metadata = W.HTML()
-        self.children = (self.status, self.message, self.details, self.result, self.metadata)
+        self.children = (self.status, self.message, self.details, self.result, self.metadata,
+                         style_widget())
         self.clear()
+
+    def snapshot_html(self) -> str:
+        """Return what the view shows, as static HTML (for renderers without widgets)."""
+        return "".join(part.value for part in (self.status, self.message, self.result,
+                                               self.metadata))
+
+    def snapshot_text(self) -> str:
+        """Return the view in one line: its status and message."""
+        message = f": {self.message_text[:80]}" if self.message_text else ""
+        return f"ResultView({self.status_text or 'empty'}{message})"
 
     def clear(self) -> None:
         """Show nothing."""
@@ -70,14 +86,14 @@ class ResultView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox i
         self.metadata.value = ""
         self._set_details(None)
 
-    def show_running(self, tool_name: str | None) -> None:
-        """Say that a call of `tool_name` is running (until the next `show`)."""
-        self.clear()
-        self.status_text = "running"
-        started = time.strftime("%H:%M:%S")
-        self.status.value = (
-            f'{_badge("… running", GREY)} <b>{html.escape(str(tool_name or ""))}</b>'
-            f' <span style="{MUTED}">started {started}…</span>')
+    def show_running(self, job: Job | str | None) -> None:
+        """Say that a call is running: a `Job` (live: call again on each tick) or a tool name."""
+        if self.status_text != "running":
+            self.clear()
+            self.status_text = "running"
+        name = job if isinstance(job, str) or job is None else job.name
+        self.status.value = (f'{_badge("… running", GREY)} <b>{html.escape(str(name or ""))}</b>'
+                             + (running_html(job) if not isinstance(job, str | None) else ""))
 
     def show(self, envelope: Envelope | Mapping[str, Any]) -> None:
         """Show an envelope (an `Envelope` or its dict); anything else is shown as a problem."""
@@ -93,7 +109,7 @@ class ResultView(W.VBox):  # type: ignore[misc]  # ipywidgets is untyped: VBox i
         """Say that the user cancelled the call of `tool_name` after `elapsed_ms`: no envelope."""
         self.clear()
         message = (f"call of {str(tool_name or '')!r} cancelled by the user after "
-                   f"{elapsed_ms:,.0f} ms: no envelope, and no row in the history")
+                   f"{elapsed_ms:,.0f} ms: no envelope (the history records it as cancelled)")
         self._set(status="cancelled", message=message, kind="none", envelope=None)
         self.status.value = (f'{_badge("cancelled", GREY)} '
                              f'<b>{html.escape(str(tool_name or ""))}</b>')
@@ -141,8 +157,31 @@ def _mapping(value: Any) -> Mapping[str, Any] | None:
 
 
 def _badge(text: str, colour: str) -> str:
-    return (f'<span style="background:{colour};color:white;padding:1px 8px;border-radius:10px;'
-            f'font-weight:600">{html.escape(text)}</span>')
+    return f'<span class="tc-badge" style="background:{colour}">{html.escape(text)}</span>'
+
+
+def running_html(job: Job) -> str:
+    """Say how a running call goes: elapsed time, attempt n of m, a retry's wait, progress."""
+    parts = [f"{job.elapsed_ms / 1000:,.1f} s"]
+    if job.max_attempts:
+        parts.append(f"attempt {max(job.attempt, 1)} of {job.max_attempts}")
+    left = job.wait_left_ms
+    if left is not None:
+        after = f" after {job.last_code}" if job.last_code else ""
+        parts.append(f"waiting {left / 1000:,.1f} s before attempt {job.attempt + 1}{after}")
+    bar = ""
+    if job.progress is not None:
+        done, total = job.progress
+        parts.append(f"progress {done:g}" + (f" of {total:g}" if total else ""))
+        if total:
+            width = max(min(100.0 * done / total, 100.0), 0.0)
+            bar = (f'<div style="height:6px;background:{COLOURS["panel"]};border-radius:3px;'
+                   f'margin-top:3px"><div style="height:6px;width:{width:.1f}%;border-radius:3px;'
+                   f'background:{COLOURS["info"]}"></div></div>')
+    notes = "".join(f'<div class="tc-muted">{html.escape(n)}</div>'
+                    for n in job.notes[-SHOWN_NOTES:])
+    line = html.escape(" · ".join(parts))
+    return f' <span class="tc-muted tc-running">{line}</span>{bar}{notes}'
 
 
 def _status_html(success: bool, code: str, metadata: Mapping[str, Any]) -> str:
@@ -187,6 +226,7 @@ def _records_html(records: list[dict[str, Any]]) -> str:
     table = frame.to_html(escape=True, index=False, border=0)
     note = (f"showing {len(shown):,} of {len(records):,} rows" if len(records) > len(shown)
             else f"{len(records):,} row" + ("" if len(records) == 1 else "s"))
+    table = table.replace('class="dataframe"', 'class="dataframe tc-table"', 1)
     return (f'<div><b>result</b> <span style="{MUTED}">{note}</span></div>'
             f'<div style="max-height:24em;overflow:auto;font-size:12px;{LINE_HEIGHT}">'
             f"{table}</div>")
@@ -230,7 +270,7 @@ def trail_html(attempts: Sequence[Mapping[str, Any]], *, scale_ms: float | None 
         colour = GREEN if code is None else CODE_COLOURS.get(str(code), RED)
         label = f"attempt {item.get('attempt', '?')}: {code or 'ok'}, {duration:,.1f} ms"
         spans.append(_segment(duration, scale, colour, label))
-    return ('<div style="display:flex;height:12px;width:100%;background:#f6f8fa;'
+    return (f'<div style="display:flex;height:12px;width:100%;background:{COLOURS["panel"]};'
             f'border-radius:2px;overflow:hidden">{"".join(spans)}</div>')
 
 
@@ -249,7 +289,7 @@ def trail_text(attempts: Sequence[Mapping[str, Any]]) -> str:
 def _segment(ms: float, scale: float, colour: str, title: str) -> str:
     width = max(100.0 * ms / scale, 0.5)  # a 0 ms attempt still shows as a sliver
     return (f'<div title="{html.escape(title)}" style="width:{width:.2f}%;background:{colour};'
-            'border-right:1px solid white"></div>')
+            f'border-right:1px solid {COLOURS["page"]}"></div>')
 
 
 def _ms(value: Any) -> float:
@@ -267,4 +307,6 @@ def _cut(text: str) -> str:
 
 
 def _pre(text: str) -> str:
-    return f'<pre style="{PRE_STYLE}">{html.escape(text)}</pre>'
+    # The colours come from the `tc-pre` class (the theme's); the line height is set here too,
+    # so that a page without the style is not double-spaced either.
+    return f'<pre class="tc-pre" style="{LINE_HEIGHT}">{html.escape(text)}</pre>'
