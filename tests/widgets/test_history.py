@@ -37,6 +37,19 @@ def _three_calls(caller: ToolCaller) -> None:
 
 
 class TestCalls:
+    def test_rows_answering_a_model_show_its_call_id(self, view: HistoryView,
+                                                      caller: ToolCaller) -> None:
+        """run_tool_calls' rows carry the model's call id; the column shows only then."""
+        caller.call("math.add", {"a": 1, "b": 2})
+        view.refresh()
+        assert "model call id" not in view.calls_table.value
+        caller.run_tool_calls({"choices": [{"message": {"role": "assistant", "tool_calls": [
+            {"id": "call_7f3a", "type": "function",
+             "function": {"name": "math_add", "arguments": '{"a": 3, "b": 4}'}}]}}]})
+        view.refresh()
+        assert "model call id" in view.calls_table.value
+        assert "call_7f3a" in view.calls_table.value
+
     def test_tables_carry_a_css_class_and_their_line_height(self, view: HistoryView,
                                                             caller: ToolCaller) -> None:
         """The view is `.tc-history`; its rows are not double-spaced by the inherited 28 px."""

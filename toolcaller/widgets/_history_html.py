@@ -88,15 +88,18 @@ def calls_html(calls: pd.DataFrame, selected: str) -> str:
     """The calls table, newest first, the picked call shaded."""
     if calls.empty:
         return f'<div style="{MUTED}">no calls yet</div>'
+    # The model's call id only when some row answers a model's tool call (run_tool_calls).
+    model_ids = "tool_call_id" in calls and bool(calls["tool_call_id"].notna().any())
     rows, chosen = [], None
     for i, r in enumerate(tuples(calls)):
         chosen = i if r.call_id == selected else chosen
         rows.append([_time(r.timestamp), _short(_name(r.tool_name), 40),
                      status_html(r.success, r.code, r.status), f"{r.duration_ms:,.1f}",
                      str(r.attempts), _short(r.message, 120), _short(r.params, 80),
-                     _short(r.call_id, 40)])
+                     _short(r.call_id, 40)]
+                    + ([_short(r.tool_call_id, 40)] if model_ids else []))
     head = ["time", "tool", "status", "ms", "attempts", "message", "params", "call id"]
-    return _table(head, rows, chosen)
+    return _table(head + (["model call id"] if model_ids else []), rows, chosen)
 
 
 def attempts_html(attempts: pd.DataFrame) -> str:

@@ -11,13 +11,14 @@ import ipywidgets as W
 import traitlets
 
 from toolcaller.envelope import Envelope
+from toolcaller.widgets._content import content_html, is_bytes, is_content_blocks
 from toolcaller.widgets._snapshot import SnapshotMixin
 from toolcaller.widgets._style import COLOURS, style_widget
 
 if TYPE_CHECKING:
     from toolcaller.widgets._runner import Job
 
-__all__ = ["ResultView", "is_records", "running_html", "trail_html", "trail_text"]
+__all__ = ["ResultView", "is_records", "notes_html", "running_html", "trail_html", "trail_text"]
 
 MAX_TABLE_ROWS = 500
 MAX_JSON_CHARS = 200_000  # a bigger result is cut: the browser would choke on it
@@ -52,7 +53,7 @@ class ResultView(SnapshotMixin, W.VBox):  # type: ignore[misc]  # ipywidgets is 
         self.message_text = ""
         """The error message (or the problem), "" on success."""
         self.result_kind = "none"
-        """How the result is shown: "json", "table" or "none"."""
+        """How the result is shown: "json", "table", "content" (MCP blocks, bytes) or "none"."""
         self.add_class("tc-result")
         self.status = W.HTML()
         self.status.add_class("tc-result-status")
@@ -211,8 +212,10 @@ def is_records(value: Any) -> bool:
 def _result_html(result: Any) -> tuple[str, str]:
     if result is None:
         return "none", ""
-    if is_records(result):
+    if is_records(result) and not is_content_blocks(result):
         return "table", _records_html(result)
+    if is_content_blocks(result) or is_bytes(result):
+        return "content", content_html(result, _pre)
     text = _cut(result) if isinstance(result, str) else _dump(result)
     return "json", f"<div><b>result</b></div>{_pre(text)}"
 
@@ -249,7 +252,7 @@ def _metadata_html(metadata: Mapping[str, Any]) -> str:
     chart = ""
     if isinstance(trail, list) and trail and all(isinstance(a, Mapping) for a in trail):
         chart = (f'<div style="{MUTED}">trail: {html.escape(trail_text(trail))}</div>'
-                 + trail_html(trail))
+                 + trail_html(trail) + notes_html(trail))
     return f'<div style="{MUTED}">{cells}</div>{chart}' if cells or chart else ""
 
 
@@ -272,6 +275,31 @@ def trail_html(attempts: Sequence[Mapping[str, Any]], *, scale_ms: float | None 
         spans.append(_segment(duration, scale, colour, label))
     return (f'<div style="display:flex;height:12px;width:100%;background:{COLOURS["panel"]};'
             f'border-radius:2px;overflow:hidden">{"".join(spans)}</div>')
+
+
+def notes_html(attempts: Sequence[Mapping[str, Any]]) -> str:
+    """List what the tool reported during its attempts: progress and log messages, in order."""
+    lines = []
+    for item in attempts:
+        for note in item.get("notes") or ():
+            if isinstance(note, Mapping):
+                lines.append(f"attempt {item.get('attempt', '?')} · {_ms(note.get('at')):,.0f} ms"
+                             f" · {note_text(note)}")
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return (f'<div style="{MUTED}">reported by the tool</div>'
+            f'<ul style="{MUTED};margin:0;{LINE_HEIGHT}">{items}</ul>')
+
+
+def note_text(note: Mapping[str, Any]) -> str:
+    """Say one note in words: `progress 2/5: copying` or `log (warning): disk almost full`."""
+    message = note.get("message")
+    if note.get("kind") == "progress":
+        total = note.get("total")
+        done = f"{note.get('progress')}" + (f"/{total}" if total is not None else "")
+        return f"progress {done}" + (f": {message}" if message else "")
+    return f"{note.get('kind', 'note')} ({note.get('level', 'info')}): {message or ''}"
 
 
 def trail_text(attempts: Sequence[Mapping[str, Any]]) -> str:
