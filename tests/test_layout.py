@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE_CAP = 500
+SOURCE_CAP = 400  # issue 11: no module over 400 lines
 TEST_CAP = 600
 # Files allowed past the cap, each with the reason.
 EXCEPTIONS: dict[str, int] = {}
@@ -19,7 +19,7 @@ def _files(folder: str) -> list[Path]:
 
 @pytest.mark.parametrize("path", _files("toolcaller"), ids=lambda p: str(p.relative_to(ROOT)))
 def test_source_module_is_small(path: Path) -> None:
-    """Each package module has at most 500 lines."""
+    """Each package module has at most 400 lines."""
     lines = len(path.read_text(encoding="utf-8").splitlines())
     cap = EXCEPTIONS.get(str(path.relative_to(ROOT)), SOURCE_CAP)
     assert lines <= cap, f"{path.name} has {lines} lines (cap {cap}): split it by concept"
