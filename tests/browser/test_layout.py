@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import uuid
 from typing import TYPE_CHECKING
 
@@ -155,8 +156,11 @@ def test_a_resend_may_send_what_the_form_refuses(ui: ExplorerPage) -> None:
     _call(ui)
     ui.open_tab("log")
     ui.log.get_by_role("button", name="edit and resend").click()
-    ui.log.locator(".tc-resend-editor textarea").fill(
-        '{"toolName": "math.add", "params": {"a": "one"}}')
+    editor = ui.log.locator(".tc-resend-editor textarea")
+    # The editor may still hold the previous test's edit: wait for the kernel to put this
+    # call's request in, or the fill below could be overwritten by that late update.
+    expect(editor).to_have_value(re.compile(r'"b": 2'))
+    editor.fill('{"toolName": "math.add", "params": {"a": "one"}}')
     ui.log.locator(".tc-send").click()
     expect(ui.status).to_contain_text("INVALID_PARAMS")
     expect(ui.result).to_contain_text("expected a number")
