@@ -87,6 +87,10 @@ PAGE_CSS = """
 .tc-form .tc-nested { border: 1px solid var(--jp-border-color2, #d0d7de); border-radius: 4px;
   padding: 4px 8px; margin: 4px 0; }
 .tc-form .widget-html, .tc-form .widget-html-content { height: auto; line-height: 1.4; }
+/* A status that wraps (a running call's attempt and retry wait, in a narrow pane) grows
+   instead of running under the history tabs. */
+.tc-result .widget-html, .tc-result .widget-html-content { height: auto; }
+.tc-result-status .widget-html-content { line-height: 1.6; }
 
 /* The explorer's panes: side by side where the width allows, stacked below. The panes fit the
    window's height and scroll inside, so that Call and the result stay in view. */
