@@ -15,12 +15,13 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 RESET_TOOL = "demo.hang"  # no params: picking it drops the last tool's form
 PAGE_READY_MS = 180_000  # a first visit starts a kernel that imports pandas: slow on 2 cores
@@ -158,7 +159,10 @@ class ExplorerPage:
         """Leave the explorer as a new test expects it: nothing running, no filter, at the top,
         and a tool with no params picked (so that the next pick builds a fresh form)."""
         if self.cancel_button.is_visible():
-            self.cancel_button.click()
+            # The call may end between the check and the click (the button then hides): a
+            # click that finds no button is fine, a button still shown afterwards is not.
+            with suppress(PlaywrightTimeoutError):
+                self.cancel_button.click(timeout=2_000)
             expect(self.cancel_button).to_be_hidden(timeout=STEP_MS)
         if self.tool_card.count() and self.tool_card.locator("b").first.inner_text() != RESET_TOOL:
             self.select_tool(RESET_TOOL, search=True)
