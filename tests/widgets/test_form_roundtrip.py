@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.widgets.form_helpers import at, obj
 from toolcaller.widgets import ParamForm
 
 LINKED = {"type": "object", "properties": {"value": {"type": "integer"}, "next": {"$ref": "#"}}}
@@ -55,29 +56,12 @@ def _deep_value(levels: int) -> dict[str, Any]:
     return value
 
 
-def at(form: ParamForm, pointer: str) -> Any:
-    """The control at `pointer`, which must exist."""
-    control = form.widget_at(pointer)
-    assert control is not None, pointer
-    return control
 
 
-def field(form: ParamForm, pointer: str) -> Any:
-    """The field at `pointer` (inside its toggles), which must exist."""
-    found = form.field_at(pointer)
-    assert found is not None, pointer
-    return found
 
 
-def toggle(form: ParamForm, pointer: str) -> Any:
-    """The include/null toggle at `pointer`, which must exist."""
-    found = form.toggle_at(pointer)
-    assert found is not None, pointer
-    return found
 
 
-def _obj(properties: dict[str, Any], *required: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required), **extra}
 
 
 # (id, schema, valid instances)
@@ -86,7 +70,7 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ("true-schema", True, [{}, {"x": 1.5, "y": "z"}]),
     (
         "scalars",
-        _obj(
+        obj(
             {
                 "s": {"type": "string"},
                 "i": {"type": "integer"},
@@ -100,12 +84,12 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     (
         "type-list",
-        _obj({"v": {"type": ["string", "integer", "boolean"]}}, "v"),
+        obj({"v": {"type": ["string", "integer", "boolean"]}}, "v"),
         [{"v": "s"}, {"v": 3}, {"v": False}],
     ),
     (
         "type-list-nullable",
-        _obj({"v": {"type": ["integer", "string", "null"]}}, "v"),
+        obj({"v": {"type": ["integer", "string", "null"]}}, "v"),
         [{"v": None}, {"v": 7}, {"v": "seven"}],
     ),
     (
@@ -115,12 +99,12 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     (
         "additional-properties-objects",
-        {"type": "object", "additionalProperties": _obj({"q": {"type": "integer"}}, "q")},
+        {"type": "object", "additionalProperties": obj({"q": {"type": "integer"}}, "q")},
         [{"k": {"q": 1}, "j": {"q": 2}}],
     ),
     (
         "additional-beside-properties",
-        _obj({"a": {"type": "string"}}, additionalProperties=True),
+        obj({"a": {"type": "string"}}, additionalProperties=True),
         [{"a": "x", "other": [1, 2], "more": {"z": None}}, {}],
     ),
     (
@@ -144,12 +128,12 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     ("recursive-root-ref", LINKED, [{}, {"value": 1, "next": {"value": 2, "next": {"value": 3}}}]),
     ("recursive-nullable", NULLABLE_CHAIN, [{"next": None}, {"next": {"next": {"next": None}}}]),
-    ("enum-mixed-types", _obj({"e": {"enum": MIXED_ENUM}}, "e"), [{"e": v} for v in MIXED_ENUM]),
-    ("enum-huge", _obj({"e": {"enum": HUGE_ENUM}}, "e"), [{"e": "v4999"}, {"e": "v0"}]),
+    ("enum-mixed-types", obj({"e": {"enum": MIXED_ENUM}}, "e"), [{"e": v} for v in MIXED_ENUM]),
+    ("enum-huge", obj({"e": {"enum": HUGE_ENUM}}, "e"), [{"e": "v4999"}, {"e": "v0"}]),
     ("zero-properties", {"type": "object", "properties": {}}, [{}]),
     (
         "unicode-names",
-        _obj(
+        obj(
             {
                 "名前": {"type": "string"},
                 "ключ": {"type": "integer"},
@@ -161,7 +145,7 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     (
         "slash-and-tilde",
-        _obj(
+        obj(
             {
                 "a/b": {"type": "string"},
                 "c~d": {"type": "integer"},
@@ -173,23 +157,23 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     (
         "exclusive-integer-bounds",
-        _obj({"n": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10}}, "n"),
+        obj({"n": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10}}, "n"),
         [{"n": 1}, {"n": 9}],
     ),
     (
         "number-bounds",
-        _obj({"x": {"type": "number", "minimum": -1.5, "maximum": 2.5, "multipleOf": 0.5}}, "x"),
+        obj({"x": {"type": "number", "minimum": -1.5, "maximum": 2.5, "multipleOf": 0.5}}, "x"),
         [{"x": -1.5}, {"x": 2.5}, {"x": 0}],
     ),
     (
         "number-keeps-int",
-        _obj({"x": {"type": "number"}}, "x"),
+        obj({"x": {"type": "number"}}, "x"),
         [{"x": 3}, {"x": 1e20}, {"x": -0.5}],
     ),
-    ("integer-written-as-float", _obj({"n": {"type": "integer"}}, "n"), [{"n": 2.0}]),
+    ("integer-written-as-float", obj({"n": {"type": "integer"}}, "n"), [{"n": 2.0}]),
     (
         "string-formats",
-        _obj(
+        obj(
             {
                 "day": {"type": "string", "format": "date"},
                 "at": {"type": "string", "format": "date-time"},
@@ -216,20 +200,20 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     (
         "const",
-        _obj(
+        obj(
             {"kind": {"const": "circle"}, "r": {"type": "number"}, "tag": {"const": {"v": [1]}}},
             "kind",
         ),
         [{"kind": "circle", "r": 1.0, "tag": {"v": [1]}}, {"kind": "circle"}],
     ),
-    ("type-null", _obj({"nothing": {"type": "null"}}, "nothing"), [{"nothing": None}]),
+    ("type-null", obj({"nothing": {"type": "null"}}, "nothing"), [{"nothing": None}]),
     (
         "nullable",
-        _obj(
+        obj(
             {
                 "a": {"type": ["integer", "null"]},
                 "b": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
-                "c": {"oneOf": [{"type": "null"}, _obj({"x": {"type": "integer"}})]},
+                "c": {"oneOf": [{"type": "null"}, obj({"x": {"type": "integer"}})]},
             },
             "a",
         ),
@@ -237,17 +221,17 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     (
         "one-of-objects",
-        _obj(
+        obj(
             {
                 "shape": {
                     "oneOf": [
                         {
                             "title": "Circle",
-                            **_obj({"r": {"type": "number"}}, "r", additionalProperties=False),
+                            **obj({"r": {"type": "number"}}, "r", additionalProperties=False),
                         },
                         {
                             "title": "Square",
-                            **_obj(
+                            **obj(
                                 {"side": {"type": "number"}}, "side", additionalProperties=False
                             ),
                         },
@@ -260,7 +244,7 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     (
         "any-of-scalars",
-        _obj(
+        obj(
             {
                 "u": {
                     "anyOf": [
@@ -278,7 +262,7 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
         "all-of-merge",
         {
             "allOf": [
-                _obj({"a": {"type": "string"}}),
+                obj({"a": {"type": "string"}}),
                 {"properties": {"b": {"type": "integer"}}, "required": ["b"]},
             ]
         },
@@ -289,17 +273,17 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
         {
             "$schema": "http://json-schema.org/draft-07/schema#",
             "definitions": {"pos": {"type": "integer", "minimum": 1}},
-            **_obj({"p": {"$ref": "#/definitions/pos"}, "q": {"$ref": "#/definitions/pos"}}, "p"),
+            **obj({"p": {"$ref": "#/definitions/pos"}, "q": {"$ref": "#/definitions/pos"}}, "p"),
         },
         [{"p": 1}, {"p": 5, "q": 9}],
     ),
     (
         "array-of-objects",
-        _obj(
+        obj(
             {
                 "rows": {
                     "type": "array",
-                    "items": _obj({"name": {"type": "string"}, "qty": {"type": "integer"}}, "name"),
+                    "items": obj({"name": {"type": "string"}, "qty": {"type": "integer"}}, "name"),
                 }
             },
             "rows",
@@ -308,7 +292,7 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     (
         "array-of-enums",
-        _obj(
+        obj(
             {
                 "tags": {
                     "type": "array",
@@ -322,19 +306,19 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     (
         "array-of-mixed-enums",
-        _obj({"xs": {"type": "array", "items": {"enum": [1, "1", None]}}}),
+        obj({"xs": {"type": "array", "items": {"enum": [1, "1", None]}}}),
         [{"xs": [1, "1", None, 1]}],
     ),
     (
         "array-of-arrays",
-        _obj(
+        obj(
             {"m": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}}, "m"
         ),
         [{"m": [[1.5, 2], [], [3]]}],
     ),
     (
         "tuple-prefix-items",
-        _obj(
+        obj(
             {
                 "t": {
                     "type": "array",
@@ -366,7 +350,7 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
     ),
     (
         "not-and-conditionals",
-        _obj(
+        obj(
             {
                 "x": {"not": {"type": "string"}},
                 "y": {"if": {"type": "integer"}, "then": {"minimum": 0}},
@@ -378,7 +362,7 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
         "ref-with-siblings",
         {
             "$defs": {"c": {"enum": ["r", "g"]}},
-            **_obj({"c": {"$ref": "#/$defs/c", "description": "colour"}}, "c"),
+            **obj({"c": {"$ref": "#/$defs/c", "description": "colour"}}, "c"),
         },
         [{"c": "g"}],
     ),
@@ -387,19 +371,19 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
         {
             "$id": "https://example.com/root.json",
             "$defs": {"x": {"$id": "x.json", "type": "string", "minLength": 1}},
-            **_obj({"a": {"$ref": "x.json"}}, "a"),
+            **obj({"a": {"$ref": "x.json"}}, "a"),
         },
         [{"a": "ok"}],
     ),
     ("root-array", {"type": "array", "items": {"type": "integer"}}, [[], [1, 2, 3]]),
     (
         "optional-object-default",
-        _obj({"opts": _obj({"level": {"type": "integer"}}, "level", default={"level": 3})}),
+        obj({"opts": obj({"level": {"type": "integer"}}, "level", default={"level": 3})}),
         [{}, {"opts": {"level": 1}}],
     ),
     (
         "boolean-default-true",
-        _obj({"on": {"type": "boolean", "default": True}}),
+        obj({"on": {"type": "boolean", "default": True}}),
         [{}, {"on": False}],
     ),
 ]
@@ -446,33 +430,33 @@ def _same(a: Any, b: Any) -> bool:
 
 
 INVALID: list[tuple[str, Any, Any, str]] = [  # (id, schema, invalid value, pointer of an error)
-    ("string-in-integer", _obj({"n": {"type": "integer"}}, "n"), {"n": "seven"}, "/n"),
-    ("float-in-integer", _obj({"n": {"type": "integer"}}, "n"), {"n": 1.5}, "/n"),
-    ("bool-in-number", _obj({"x": {"type": "number"}}, "x"), {"x": True}, "/x"),
-    ("out-of-bounds", _obj({"n": {"type": "integer", "maximum": 3}}, "n"), {"n": 99}, "/n"),
-    ("not-a-date", _obj({"d": {"type": "string", "format": "date"}}, "d"), {"d": "2024-1-2"}, "/d"),
-    ("not-in-enum", _obj({"e": {"enum": ["a", "b"]}}, "e"), {"e": "c"}, "/e"),
-    ("not-the-const", _obj({"k": {"const": 1}}, "k"), {"k": 2}, "/k"),
+    ("string-in-integer", obj({"n": {"type": "integer"}}, "n"), {"n": "seven"}, "/n"),
+    ("float-in-integer", obj({"n": {"type": "integer"}}, "n"), {"n": 1.5}, "/n"),
+    ("bool-in-number", obj({"x": {"type": "number"}}, "x"), {"x": True}, "/x"),
+    ("out-of-bounds", obj({"n": {"type": "integer", "maximum": 3}}, "n"), {"n": 99}, "/n"),
+    ("not-a-date", obj({"d": {"type": "string", "format": "date"}}, "d"), {"d": "2024-1-2"}, "/d"),
+    ("not-in-enum", obj({"e": {"enum": ["a", "b"]}}, "e"), {"e": "c"}, "/e"),
+    ("not-the-const", obj({"k": {"const": 1}}, "k"), {"k": 2}, "/k"),
     (
         "no-variant",
-        _obj({"u": {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "integer"}]}}, "u"),
+        obj({"u": {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "integer"}]}}, "u"),
         {"u": "too long"},
         "/u",
     ),
     (
         "object-for-array",
-        _obj({"a": {"type": "array", "items": {"type": "string"}}}, "a"),
+        obj({"a": {"type": "array", "items": {"type": "string"}}}, "a"),
         {"a": {"x": 1}},
         "/a",
     ),
-    ("null-for-object", _obj({"o": _obj({"x": {"type": "integer"}})}, "o"), {"o": None}, "/o"),
+    ("null-for-object", obj({"o": obj({"x": {"type": "integer"}})}, "o"), {"o": None}, "/o"),
     (
         "undeclared-key",
-        _obj({"a": {"type": "string"}}, additionalProperties=False),
+        obj({"a": {"type": "string"}}, additionalProperties=False),
         {"a": "x", "b": 1},
         "/b",
     ),
-    ("params-not-an-object", _obj({"a": {"type": "string"}}), [1, 2], ""),
+    ("params-not-an-object", obj({"a": {"type": "string"}}), [1, 2], ""),
 ]
 
 
@@ -493,7 +477,7 @@ def test_an_invalid_value_round_trips_and_is_reported(
 
 def test_a_field_comes_back_once_its_value_fits_again() -> None:
     """After a stand-in showed a bad value, a good value brings the schema's own field back."""
-    form = ParamForm(_obj({"n": {"type": "integer"}}, "n"))
+    form = ParamForm(obj({"n": {"type": "integer"}}, "n"))
     form.value = {"n": "seven"}
     assert type(at(form, "/n")).__name__ == "Text"
     form.value = {"n": 7}
@@ -526,7 +510,7 @@ class TestStrangeSchemas:
 
     def test_a_remote_ref_is_reported_not_fetched(self) -> None:
         """A `$ref` to another document is edited as raw JSON and reported as unresolvable."""
-        form = ParamForm(_obj({"a": {"$ref": "https://example.com/x.json"}}, "a"))
+        form = ParamForm(obj({"a": {"$ref": "https://example.com/x.json"}}, "a"))
         assert type(at(form, "/a")).__name__ == "Textarea"
         assert "remote references are not fetched" in form.errors[0][1]
 
