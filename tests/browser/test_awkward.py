@@ -11,7 +11,7 @@ pytest.importorskip("playwright", reason="playwright not installed (run .ci/run_
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import record_timing
+from tests.browser.steps import pick, timed_call
 
 if TYPE_CHECKING:
     from tests.browser.explorer_page import ExplorerPage
@@ -22,19 +22,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 BULK = 480
 
 
-def _pick(ui: ExplorerPage, name: str) -> None:
-    record_timing("pick tool → form", ui.where, ui.select_tool(name, search=True))
-
-
-def _call(ui: ExplorerPage) -> str:
-    status, seconds = ui.timed_call()
-    record_timing("click → result", ui.where, seconds)
-    return status
-
-
 def test_out_of_range_numbers_keep_what_was_typed(ui: ExplorerPage) -> None:
     """500 in a 1..100 box stays 500, 0 in a quantity of at least 1 stays 0: both reported."""
-    _pick(ui, "form.signup")
+    pick(ui, "form.signup")
     ui.fill("count *", "500")
     expect(ui.field("count *")).to_have_value("500")
     expect(ui.form).to_contain_text("500 is greater than the maximum of 100")
@@ -48,7 +38,7 @@ def test_out_of_range_numbers_keep_what_was_typed(ui: ExplorerPage) -> None:
 
 def test_a_blank_form_is_not_red_until_touched_or_called(ui: ExplorerPage) -> None:
     """No error on a fresh form; an edited field shows its own; Enter (a call) shows them all."""
-    _pick(ui, "form.signup")
+    pick(ui, "form.signup")
     expect(ui.errors()).to_have_count(0)
     expect(ui.call_button).to_be_disabled()
     ui.shot("blank")
@@ -63,7 +53,7 @@ def test_a_blank_form_is_not_red_until_touched_or_called(ui: ExplorerPage) -> No
 
 def test_a_failed_union_names_its_closest_variant(ui: ExplorerPage) -> None:
     """No Python dict, no regex: the closest alternative and the field that fails in it."""
-    _pick(ui, "form.signup")
+    pick(ui, "form.signup")
     ui.include_tick("payment").check()
     ui.fill("number *", "12")
     expected = ('an object matches none of the allowed alternatives; the closest, "card", '
@@ -77,7 +67,7 @@ def test_a_failed_union_names_its_closest_variant(ui: ExplorerPage) -> None:
 
 def test_required_fields_start_empty(ui: ExplorerPage) -> None:
     """No 0 in a required number, no first option picked in a required enum."""
-    _pick(ui, "form.signup")
+    pick(ui, "form.signup")
     expect(ui.field("count *")).to_have_value("")
     expect(ui.field("plan *")).to_have_value("")
     expect(ui.field("count *")).to_have_attribute("placeholder", "integer, 1 to 100")
@@ -86,7 +76,7 @@ def test_required_fields_start_empty(ui: ExplorerPage) -> None:
 def test_fields_say_what_they_are(ui: ExplorerPage) -> None:
     """Descriptions under the labels, ticks that say "include", one control per boolean, fields
     left out dimmed, and an array of enum values that keeps its label once switched on."""
-    _pick(ui, "form.signup")
+    pick(ui, "form.signup")
     expect(ui.form.get_by_text("How many seats", exact=True)).to_be_visible()
     titles = ui.form.locator("[title]").evaluate_all(
         "els => els.filter(e => e.offsetParent !== null).map(e => e.title)")  # shown ones
@@ -106,11 +96,11 @@ def test_fields_say_what_they_are(ui: ExplorerPage) -> None:
 
 def test_picking_another_tool_clears_the_last_result(ui: ExplorerPage) -> None:
     """The result of math.add does not stay beside text.echo's form."""
-    _pick(ui, "math.add")
+    pick(ui, "math.add")
     ui.fill("a *", "1")
     ui.fill("b *", "2")
-    assert "✓ success" in _call(ui)
-    _pick(ui, "text.echo")
+    assert "✓ success" in timed_call(ui)
+    pick(ui, "text.echo")
     expect(ui.status).to_have_text("")
 
 
@@ -135,13 +125,13 @@ def test_the_catalogue_says_when_it_is_cut_and_filters_clear(ui: ExplorerPage) -
     ui.catalog.get_by_role("button", name="clear filters").click()
     expect(ui.catalog).to_contain_text(f"showing 200 of {total}")
     expect(ui.catalog).not_to_contain_text("tags: bulk")
-    _pick(ui, "bulk.tool_000")
+    pick(ui, "bulk.tool_000")
     expect(ui.tool_card).to_contain_text("THE-END")
 
 
 def test_running_shows_time_attempts_waits_and_progress(ui: ExplorerPage) -> None:
     """While a call runs: elapsed time, attempt 2 of 3, the wait before a retry, progress."""
-    _pick(ui, "demo.fail")
+    pick(ui, "demo.fail")
     ui.set_options(retries=2, retryDelay=1500)
     ui.call()
     expect(ui.status).to_contain_text(re.compile(r"waiting \d+\.\d s before attempt 2"))
@@ -149,7 +139,7 @@ def test_running_shows_time_attempts_waits_and_progress(ui: ExplorerPage) -> Non
     expect(ui.status).to_contain_text(re.compile(r"\d+\.\d s"))
     ui.shot("retry-wait")
     assert "RETRY_EXHAUSTED" in ui.wait_for_outcome()
-    _pick(ui, "plugin.steps")
+    pick(ui, "plugin.steps")
     ui.call()
     expect(ui.status).to_contain_text(re.compile(r"progress [12] of 3"))  # the tool's default
     expect(ui.status).to_contain_text(re.compile(r"step [12] of 3: working"))
@@ -159,7 +149,7 @@ def test_running_shows_time_attempts_waits_and_progress(ui: ExplorerPage) -> Non
 
 def test_a_cancelled_call_is_a_history_row(ui: ExplorerPage) -> None:
     """Cancel: the history records the call, with the status `cancelled` (no new error code)."""
-    _pick(ui, "form.slow")
+    pick(ui, "form.slow")
     ui.fill("seconds *", "20")
     ui.call()
     expect(ui.status).to_contain_text("running")
@@ -177,7 +167,7 @@ def test_enter_calls_the_title_the_raw_box_and_local_times(ui: ExplorerPage) -> 
     date-time says the UTC text it sends."""
     if ui.host == "voila":
         expect(ui.page).to_have_title("toolcaller explorer")
-    _pick(ui, "math.add")
+    pick(ui, "math.add")
     ui.fill("a *", "1")
     ui.field("b *").fill("2")
     before = ui.result.inner_text()
@@ -188,7 +178,7 @@ def test_enter_calls_the_title_the_raw_box_and_local_times(ui: ExplorerPage) -> 
     raw = ui.form.locator("textarea").first
     assert (raw.bounding_box() or {"height": 0})["height"] > 200
     ui.form.get_by_role("button", name="raw JSON").click()
-    _pick(ui, "form.signup")
+    pick(ui, "form.signup")
     ui.include_tick("meeting").check()
     ui.form.locator('input[type="datetime-local"]').fill("2026-03-10T14:00")
     expect(ui.form).to_contain_text("sent as 2026-03-10T13:00:00Z (UTC")  # Paris is UTC+1

@@ -13,6 +13,7 @@ pytest.importorskip("playwright", reason="playwright not installed (run .ci/run_
 from playwright.sync_api import expect
 
 from tests.browser.conftest import record_timing
+from tests.browser.steps import pick, timed_call
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,20 +29,10 @@ ANSWER_WITHIN_S = 2.0  # a search answered while a re-run runs (it was 3.4 s: th
 MIN_CONTRAST = 4.5  # WCAG AA for body text
 
 
-def _pick(ui: ExplorerPage, name: str) -> None:
-    record_timing("pick tool → form", ui.where, ui.select_tool(name, search=True))
-
-
-def _call(ui: ExplorerPage) -> str:
-    status, seconds = ui.timed_call()
-    record_timing("click → result", ui.where, seconds)
-    return status
-
-
 def test_invalid_raw_json_disables_call_and_sends_nothing_stale(ui: ExplorerPage) -> None:
     """Raw JSON that does not parse: Call is disabled and says why; once it parses, the new
     params are what is sent, never the previous valid ones."""
-    _pick(ui, "math.add")
+    pick(ui, "math.add")
     ui.fill("a *", "1")
     ui.fill("b *", "2")
     expect(ui.call_button).to_be_enabled()
@@ -53,7 +44,7 @@ def test_invalid_raw_json_disables_call_and_sends_nothing_stale(ui: ExplorerPage
     ui.shot("raw-invalid")
     raw.fill('{"a": 7, "b": 8}')
     expect(ui.call_button).to_be_enabled()
-    assert "✓ success" in _call(ui)
+    assert "✓ success" in timed_call(ui)
     assert ui.result_value() == {"sum": 15}
     ui.form.get_by_role("button", name="raw JSON").click()
 
@@ -61,9 +52,9 @@ def test_invalid_raw_json_disables_call_and_sends_nothing_stale(ui: ExplorerPage
 def test_a_rerun_keeps_the_page_answering_and_can_be_cancelled(ui: ExplorerPage) -> None:
     """A 4 s re-run: a search typed 0.8 s in is answered at once; Cancel shows, Call is disabled;
     the cancelled re-run is a `cancelled` row of the history."""
-    _pick(ui, "form.slow")
+    pick(ui, "form.slow")
     ui.fill("seconds *", str(SLOW_CALL_S))
-    assert "✓ success" in _call(ui)
+    assert "✓ success" in timed_call(ui)
     ui.open_tab("history")
     picker = ui.history.get_by_label("call", exact=True)
     picker.select_option(index=0)
@@ -90,10 +81,10 @@ def test_a_rerun_keeps_the_page_answering_and_can_be_cancelled(ui: ExplorerPage)
 
 def test_every_text_is_readable_in_both_themes(ui: ExplorerPage) -> None:
     """The result JSON, the form, the tool card, the history: contrast of 4.5:1 at least."""
-    _pick(ui, "math.add")
+    pick(ui, "math.add")
     ui.fill("a *", "2")
     ui.fill("b *", "3")
-    _call(ui)
+    timed_call(ui)
     ui.open_tab("history")
     parts = {
         "result JSON": ui.result.locator("pre").first,
@@ -116,7 +107,7 @@ def test_the_form_says_what_the_engine_says(ui: ExplorerPage, page_registry_file
     word, and Call stays disabled; once valid, the engine accepts what the form sends."""
     from toolcaller import ToolCaller
 
-    _pick(ui, "form.signup")
+    pick(ui, "form.signup")
     ui.fill("name *", "Ada")
     ui.fill("email *", "ada-at-example")
     ui.include_tick("homepage").check()
@@ -136,6 +127,6 @@ def test_the_form_says_what_the_engine_says(ui: ExplorerPage, page_registry_file
     ui.fill("email *", "ada@example.com")
     ui.fill("homepage", "https://example.com/ada")
     expect(ui.call_button).to_be_enabled()
-    assert "✓ success" in _call(ui)
+    assert "✓ success" in timed_call(ui)
     expect(ui.errors()).to_have_count(0)
     assert re.search(r"success", ui.status.inner_text())

@@ -19,6 +19,7 @@ pytest.importorskip("playwright", reason="playwright not installed (run .ci/run_
 from playwright.sync_api import expect
 
 from tests.browser.conftest import record_timing
+from tests.browser.steps import pick, timed_call
 
 if TYPE_CHECKING:
     from tests.browser.explorer_page import ExplorerPage
@@ -28,16 +29,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 THREE_PANES_FROM_PX = 1100  # the explorer's own width (Lab's notebook is narrower than Voilà)
 TWO_PANES_FROM_PX = 700
-
-
-def _pick(ui: ExplorerPage, name: str) -> None:
-    record_timing("pick tool → form", ui.where, ui.select_tool(name, search=True))
-
-
-def _call(ui: ExplorerPage) -> str:
-    status, seconds = ui.timed_call()
-    record_timing("click → result", ui.where, seconds)
-    return status
 
 
 def _box(ui: ExplorerPage, selector: str) -> dict[str, float]:
@@ -68,7 +59,7 @@ def test_panes_side_by_side_where_the_width_allows(ui: ExplorerPage) -> None:
 def test_call_and_the_result_stay_in_view(ui: ExplorerPage, tool: str) -> None:
     """After a pick, Call is in the window without scrolling; after a call, the result too;
     and the page never scrolls sideways."""
-    _pick(ui, tool)
+    pick(ui, tool)
     ui.explorer.evaluate("e => e.scrollIntoView({block: 'start'})")
     height = (ui.page.viewport_size or {"height": 0})["height"]
     call_bottom = ui.bottom_of(ui.call_button)
@@ -77,7 +68,7 @@ def test_call_and_the_result_stay_in_view(ui: ExplorerPage, tool: str) -> None:
     if tool == "math.add":
         ui.fill("a *", "1")
         ui.fill("b *", "2")
-        _call(ui)
+        timed_call(ui)
         assert ui.bottom_of(ui.status) <= height
     assert ui.horizontal_overflow() <= 0
     ui.shot(f"in-view-{tool}")
@@ -85,7 +76,7 @@ def test_call_and_the_result_stay_in_view(ui: ExplorerPage, tool: str) -> None:
 
 def test_call_is_gated_and_says_why(ui: ExplorerPage) -> None:
     """Disabled while the form would fail, with the reasons beside it; enabled once valid."""
-    _pick(ui, "form.signup")
+    pick(ui, "form.signup")
     expect(ui.call_button).to_be_disabled()
     expect(ui.why).to_contain_text("Call is disabled")
     expect(ui.why).to_contain_text("'count' is required")
@@ -107,7 +98,7 @@ def test_call_is_gated_and_says_why(ui: ExplorerPage) -> None:
 def test_badges_from_annotations_and_methods(ui: ExplorerPage, tool: str, shown: list[str],
                                              absent: list[str]) -> None:
     """Registry annotations and HTTP methods become badges on the tool card."""
-    _pick(ui, tool)
+    pick(ui, tool)
     flags = ui.tool_card.locator(".tc-flag")
     texts = flags.all_inner_texts()
     assert all(name in texts for name in shown), texts
@@ -118,10 +109,10 @@ def test_badges_from_annotations_and_methods(ui: ExplorerPage, tool: str, shown:
 def test_the_log_copies_exports_resends_and_compares(ui: ExplorerPage) -> None:
     """The exact request and envelope, a copy button, JSON Lines export, "edit and resend",
     and the diff of the resent call's envelope against the original's."""
-    _pick(ui, "math.add")
+    pick(ui, "math.add")
     ui.fill("a *", "1")
     ui.fill("b *", "2")
-    _call(ui)
+    timed_call(ui)
     ui.open_tab("log")
     request = {"toolName": "math.add", "params": {"a": 1, "b": 2}}
     block = ui.log.locator("pre").first
@@ -150,10 +141,10 @@ def test_the_log_copies_exports_resends_and_compares(ui: ExplorerPage) -> None:
 
 def test_a_resend_may_send_what_the_form_refuses(ui: ExplorerPage) -> None:
     """Edit and resend sends the request as written: the engine's INVALID_PARAMS comes back."""
-    _pick(ui, "math.add")
+    pick(ui, "math.add")
     ui.fill("a *", "1")
     ui.fill("b *", "2")
-    _call(ui)
+    timed_call(ui)
     ui.open_tab("log")
     ui.log.get_by_role("button", name="edit and resend").click()
     editor = ui.log.locator(".tc-resend-editor textarea")
@@ -169,15 +160,15 @@ def test_a_resend_may_send_what_the_form_refuses(ui: ExplorerPage) -> None:
 def test_rerun_with_edits_shows_the_diff(ui: ExplorerPage) -> None:
     """History → "edit in form" loads a call's params; changed and called, the log compares
     the two envelopes."""
-    _pick(ui, "text.echo")
+    pick(ui, "text.echo")
     ui.fill("text *", "hello")
-    _call(ui)
+    timed_call(ui)
     ui.open_tab("history")
     ui.history.get_by_label("call", exact=True).select_option(index=0)
     ui.history.get_by_role("button", name="edit in form").click()
     expect(ui.field("text *")).to_have_value("hello")
     ui.fill("text *", "hello again")
-    _call(ui)
+    timed_call(ui)
     ui.open_tab("log")
     newest = ui.log.get_by_label("call", exact=True).locator("option").first
     expect(newest).to_contain_text("text.echo ✓ (re-run of")
@@ -193,20 +184,20 @@ def test_screenshots_of_each_pane_state(ui: ExplorerPage) -> None:
     ui.search("tag:error")
     expect(ui.catalog).to_contain_text("filtered from")
     ui.shot(always=True, name="state-catalogue")
-    _pick(ui, "demo.showcase")
+    pick(ui, "demo.showcase")
     ui.fill("Title *", "lower case")
     ui.fill("count", "500")
     ui.shot(always=True, name="state-form-errors")
-    _pick(ui, "demo.flaky")
+    pick(ui, "demo.flaky")
     ui.fill("key", f"shots-{uuid.uuid4()}")  # a fresh key fails twice, then works
     ui.set_options(retries=3, retryDelay=800)
     ui.call()
     expect(ui.status).to_contain_text("waiting")
     ui.shot(always=True, name="state-running")
     ui.wait_for_outcome()
-    _pick(ui, "demo.fail")
+    pick(ui, "demo.fail")
     ui.set_options(retries=2, retryDelay=50)
-    _call(ui)
+    timed_call(ui)
     ui.open_panel("details")
     ui.shot(always=True, name="state-failure")
     ui.open_tab("history")

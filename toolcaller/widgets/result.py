@@ -212,10 +212,10 @@ def is_records(value: Any) -> bool:
 def _result_html(result: Any) -> tuple[str, str]:
     if result is None:
         return "none", ""
-    if is_records(result) and not is_content_blocks(result):
-        return "table", _records_html(result)
-    if is_content_blocks(result) or is_bytes(result):
+    if is_content_blocks(result) or is_bytes(result):  # before records: blocks are dicts too
         return "content", content_html(result, _pre)
+    if is_records(result):
+        return "table", _records_html(result)
     text = _cut(result) if isinstance(result, str) else _dump(result)
     return "json", f"<div><b>result</b></div>{_pre(text)}"
 
