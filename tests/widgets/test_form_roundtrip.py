@@ -305,6 +305,11 @@ CORPUS: list[tuple[str, Any, list[Any]]] = [
         [{"tags": []}, {"tags": ["blue", "red"]}],
     ),
     (
+        "array-of-enums-with-a-blank",  # a TagsInput cannot hold "": rows of dropdowns instead
+        obj({"xs": {"type": "array", "items": {"enum": ["", "a"]}}}, "xs"),
+        [{"xs": [""]}, {"xs": ["a", ""]}, {"xs": []}],
+    ),
+    (
         "array-of-mixed-enums",
         obj({"xs": {"type": "array", "items": {"enum": [1, "1", None]}}}),
         [{"xs": [1, "1", None, 1]}],

@@ -313,7 +313,9 @@ def build_array(schema: dict[str, Any], ctx: FieldContext) -> Field | None:
 def _string_enum(items: Any, ctx: FieldContext) -> list[str] | None:
     found = resolve(items, ctx)
     options = found[0].get("enum") if found and isinstance(found[0], dict) else None
-    if isinstance(options, list) and options and all(isinstance(o, str) for o in options):
+    # A TagsInput refuses blank tags: an enum with "" (or "  ") gets rows of item fields.
+    if (isinstance(options, list) and options
+            and all(isinstance(o, str) and o.strip() for o in options)):
         return list(dict.fromkeys(options))
     return None
 
